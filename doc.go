@@ -1,0 +1,27 @@
+// Package grpokit is an embeddable Go library for GRPO (Group Relative
+// Policy Optimization) reinforcement fine-tuning of small language models,
+// built on GoMLX.
+//
+// The library is a set of packages, one concept each; data flows one way:
+//
+//	Dataset → prompt → Policy.Generate (G completions) → reward.Funcs →
+//	group advantages → loss (with reference log-probs) → optimizer → Policy
+//
+//   - [github.com/grpokit/grpokit/model]: Llama-family decoders (Llama 3,
+//     SmolLM2, Qwen2.5) read from Hugging Face folders, forward pass,
+//     KV-cache generation, sampling and constrained decoding.
+//   - [github.com/grpokit/grpokit/tokenizer]: Hugging Face tokenizer.json
+//     and chat templates in pure Go.
+//   - [github.com/grpokit/grpokit/lora]: LoRA adapters, merge, PEFT-format
+//     save and load.
+//   - [github.com/grpokit/grpokit/reward]: reward.Func, combinators, safe
+//     concurrent evaluation and built-in rewards.
+//   - [github.com/grpokit/grpokit/grpo]: the Trainer, its Config (named
+//     after TRL's GRPOConfig), losses, metrics and checkpoints.
+//   - envs/...: the poker, GSM8K and Wordle tasks; examples/...: runnable
+//     programs that train them through the public API only.
+//
+// Computation runs on GoMLX's pure-Go backend by default, which needs
+// nothing installed; set GOMLX_BACKEND=xla (or xla:cuda) to use an installed
+// XLA PJRT plugin instead.
+package grpokit

@@ -1,0 +1,93 @@
+// Package backend is the one place where grpokit picks a GoMLX backend.
+//
+// The pure-Go backend ("go", GoMLX's SimpleGo) is the embedded default and
+// works on every machine. The XLA backend ("xla", "xla:cpu", "xla:cuda") is
+// used when asked for by name or through GOMLX_BACKEND and its PJRT plugin is
+// installed; grpokit never downloads a plugin.
+package backend
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/backends/xla"
+)
+
+// EnvVar is the environment variable that names the backend when the caller
+// gives none; it is GoMLX's own.
+const EnvVar = backends.ConfigEnvVar
+
+// DefaultGo is the configuration of the pure-Go backend used when none is
+// given. SimpleGo's worker pool can deadlock on small machines when several
+// DotGenerals run at once, so its ops run sequentially and each op may use
+// the cores itself.
+const DefaultGo = simplego.BackendName + ":ops_sequential"
+
+func init() {
+	// Never let the XLA backend reach for the network to install a plugin.
+	xla.EnableAutoInstall(false)
+}
+
+var (
+	mu    sync.Mutex
+	cache = map[string]backends.Backend{}
+)
+
+// Resolve returns the configuration string that New would use for name:
+// name itself, else $GOMLX_BACKEND, else DefaultGo.
+func Resolve(name string) string {
+	if name == "" {
+		name = os.Getenv(EnvVar)
+	}
+	if name == "" || name == simplego.BackendName {
+		return DefaultGo
+	}
+	return name
+}
+
+// New returns the backend named by config (see Resolve). Backends are cached
+// per configuration, so every caller in a process shares one. The error names
+// the backend that could not be made and why (for XLA, usually a missing
+// PJRT plugin).
+func New(config string) (b backends.Backend, err error) {
+	config = Resolve(config)
+	mu.Lock()
+	defer mu.Unlock()
+	if b, ok := cache[config]; ok {
+		return b, nil
+	}
+	name, _, _ := strings.Cut(config, ":")
+	switch name {
+	case simplego.BackendName, "xla", "stablehlo", "shlo", "hlo":
+	default:
+		return nil, fmt.Errorf("backend: unknown backend %q (want %q or %q)", config, simplego.BackendName, "xla[:cpu|:cuda]")
+	}
+	defer func() {
+		// GoMLX reports some failures by panicking; turn them into errors.
+		if r := recover(); r != nil {
+			b, err = nil, fmt.Errorf("backend: %q: %v", config, r)
+		}
+	}()
+	b, err = backends.NewWithConfig(config)
+	if err != nil {
+		if name != simplego.BackendName {
+			return nil, fmt.Errorf("backend: %q is not available (is its PJRT plugin installed? see README): %w", config, err)
+		}
+		return nil, fmt.Errorf("backend: %q: %w", config, err)
+	}
+	cache[config] = b
+	return b, nil
+}
+
+// Must is New for tests and examples: it panics on error.
+func Must(config string) backends.Backend {
+	b, err := New(config)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
