@@ -7,6 +7,8 @@
 //	Dataset → prompt → Policy.Generate (G completions) → reward.Funcs →
 //	group advantages → loss (with reference log-probs) → optimizer → Policy
 //
+// The packages:
+//
 //   - [github.com/grpokit/grpokit/model]: Llama-family decoders (Llama 3,
 //     SmolLM2, Qwen2.5) read from Hugging Face folders, forward pass,
 //     KV-cache generation, sampling and constrained decoding.
