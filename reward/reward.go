@@ -1,0 +1,94 @@
+package reward
+
+import (
+	"math"
+)
+
+// Func is a reward: it scores one completion of a prompt against the
+// reference answer (which may be empty when a task has none). Larger is
+// better. The signature is fixed; richer context comes through Scorer.
+type Func func(prompt, completion, answer string) float64
+
+// Sample is all a reward may look at. Fields are only ever added.
+type Sample struct {
+	Prompt     string // the text the policy was given
+	Completion string // the policy's text, without the prompt
+	Answer     string // the reference answer; may be empty
+	// Turn is the 0-based turn of a multi-turn game; 0 for single-turn tasks.
+	Turn int
+	// Meta carries per-example data from the dataset or environment. May be nil.
+	Meta map[string]string
+}
+
+// Scorer is for rewards that need more than Func's three strings.
+// Score must be safe for concurrent use when used with an Evaluator.
+type Scorer interface {
+	Score(s Sample) float64
+}
+
+// Score calls f(s.Prompt, s.Completion, s.Answer), so every Func is a Scorer.
+func (f Func) Score(s Sample) float64 { return f(s.Prompt, s.Completion, s.Answer) }
+
+// ScorerFunc lets a plain function of a Sample be a Scorer.
+type ScorerFunc func(s Sample) float64
+
+// Score returns f(s).
+func (f ScorerFunc) Score(s Sample) float64 { return f(s) }
+
+// Named is a reward with the name it is logged under and its weight in the
+// total. A zero Weight counts the reward in the logs but not in the total.
+type Named struct {
+	Name   string  // metric name, e.g. "format" (logged as rewards/format/mean)
+	Weight float64 // multiplier in the weighted total
+	Scorer Scorer  // the reward itself; a Func works here
+}
+
+// Scale returns a Func whose score is w times f's.
+func Scale(w float64, f Func) Func {
+	return func(p, c, a string) float64 { return w * f(p, c, a) }
+}
+
+// Sum returns a Func whose score is the sum of the scores of fs.
+// Sum() scores 0.
+func Sum(fs ...Func) Func {
+	fs = append([]Func(nil), fs...)
+	return func(p, c, a string) float64 {
+		total := 0.0
+		for _, f := range fs {
+			total += f(p, c, a)
+		}
+		return total
+	}
+}
+
+// Weighted returns a Scorer whose score is the sum over rs of
+// Weight × Scorer.Score. It does not recover panics; use an Evaluator for
+// user code.
+func Weighted(rs ...Named) Scorer {
+	rs = append([]Named(nil), rs...)
+	return ScorerFunc(func(s Sample) float64 {
+		total := 0.0
+		for _, r := range rs {
+			total += r.Weight * r.Scorer.Score(s)
+		}
+		return total
+	})
+}
+
+// Safe returns a Func that behaves like f but scores 0 where f panics or
+// returns NaN or ±Inf. It does not count failures or bound the time f
+// takes; the Evaluator does both.
+func Safe(f Func) Func {
+	return func(p, c, a string) (score float64) {
+		defer func() {
+			if recover() != nil {
+				score = 0
+			}
+		}()
+		v := f(p, c, a)
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0
+		}
+		return v
+	}
+}
