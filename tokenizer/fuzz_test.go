@@ -1,0 +1,126 @@
+package tokenizer
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+var (
+	tinyOnce sync.Once
+	tinyTok  *Tokenizer
+	tinyErr  error
+)
+
+// tiny is a small byte-level tokenizer built here, so the fuzz targets run
+// even without ../shared.
+func tiny(tb testing.TB) *Tokenizer {
+	tinyOnce.Do(func() {
+		var data []byte
+		if data, tinyErr = NewByteBPE([]string{"the", "answer", "is", "think"}, ChatMLSpecials); tinyErr == nil {
+			tinyTok, tinyErr = FromJSON(data)
+		}
+	})
+	if tinyErr != nil {
+		tb.Fatal(tinyErr)
+	}
+	return tinyTok
+}
+
+func corpusSeeds(f *testing.F) {
+	var corpus []string
+	if dir := sharedDir(); dir != "" {
+		_ = readJSON(filepath.Join(dir, "tokenizers", "corpus.json"), &corpus)
+	}
+	corpus = append(corpus, "", "a\xffb", "\xe2\x82", "<|im_start|>x<|im_end|>", "  \n\t ", "'S 'LL 'd")
+	for _, s := range corpus {
+		f.Add(s)
+	}
+}
+
+// FuzzEncodeDecode: encoding never panics and decode(encode(s)) gives back
+// s after the tokenizer's own normalizer (NFC for Qwen3, none for Llama 3.1
+// and the tiny model) and the lossy UTF-8 conversion.
+func FuzzEncodeDecode(f *testing.F) {
+	corpusSeeds(f)
+	var toks map[string]*Tokenizer
+	if sharedDir() != "" && !testing.Short() {
+		toks = fixtures(f).toks
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := lossyUTF8(s)
+		if got := tiny(t).Decode(tiny(t).Encode(s, false), false); got != want {
+			t.Errorf("tiny: %q -> %q", s, got)
+		}
+		if toks == nil {
+			return
+		}
+		if got := toks["llama31"].Decode(toks["llama31"].Encode(s, false), false); got != want {
+			t.Errorf("llama31: %q -> %q", s, got)
+		}
+		if got, w := toks["qwen3"].Decode(toks["qwen3"].Encode(s, false), false), norm.NFC.String(want); got != w {
+			t.Errorf("qwen3: %q -> %q, want %q", s, got, w)
+		}
+		toks["gemma3"].Encode(s, true) // must not panic
+	})
+}
+
+// FuzzFastMatchers checks the hand-written pre-tokenizer matchers against
+// regexp2 running the original patterns.
+func FuzzFastMatchers(f *testing.F) {
+	corpusSeeds(f)
+	pats := []string{llama3Pattern, qwen2Pattern, gpt2Pattern}
+	res := make([]pattern, len(pats))
+	for i, p := range pats {
+		re, err := compileRegex(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		res[i] = pattern{literal: p, re: re}
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		s = lossyUTF8(s)
+		for i, p := range pats {
+			want := res[i].findAll(s, nil)
+			got := fastMatcher(p)(s, nil)
+			if !equalSpans(got, want) {
+				t.Errorf("pattern %d on %q:\n fast  %v\n regex %v", i, s, got, want)
+			}
+		}
+	})
+}
+
+func equalSpans(a, b [][2]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestFastMatchersAgreeWithRegexp2(t *testing.T) {
+	extra := []string{"x  y", "a \n\n b", "\r\n\r\n  x", "   ", " !!", "\t!x", "1234567", "٣٤٥ ½", "'Re 're 'LL", "a\u00a0b  \u3000c", "x\u200by", "!!!???...,,,;;; --- ***", "end   "}
+	pats := []string{llama3Pattern, qwen2Pattern, gpt2Pattern}
+	var corpus []string
+	if dir := sharedDir(); dir != "" {
+		_ = readJSON(filepath.Join(dir, "tokenizers", "corpus.json"), &corpus)
+	}
+	for _, p := range pats {
+		re, err := compileRegex(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rp := pattern{literal: p, re: re}
+		for _, s := range append(corpus, extra...) {
+			if got, want := fastMatcher(p)(s, nil), rp.findAll(s, nil); !equalSpans(got, want) {
+				t.Errorf("%q on %q:\n fast  %v\n regex %v", p[:12], s, got, want)
+			}
+		}
+	}
+}
