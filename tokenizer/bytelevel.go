@@ -1,9 +1,6 @@
 package tokenizer
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "strings"
 
 // GPT-2's bytes_to_unicode: printable bytes map to themselves, the others to
 // U+0100 onwards, so every byte is one visible rune.
@@ -51,6 +48,3 @@ func byteLevelDecode(tok string, dst []byte) []byte {
 	}
 	return dst
 }
-
-// runeCount is utf8.RuneCountInString, named for readability at call sites.
-func runeCount(s string) int { return utf8.RuneCountInString(s) }

@@ -178,7 +178,7 @@ func gpt4Split(s string, maxDigits int, dst [][2]int) [][2]int {
 func gpt2Split(s string, dst [][2]int) [][2]int {
 	for i := 0; i < len(s); {
 		start := i
-		r, cls, n := classAt(s, i)
+		r, cls, _ := classAt(s, i)
 		if r == '\'' && contraction(s, i, false) > 0 {
 			i += contraction(s, i, false)
 			dst = append(dst, [2]int{start, i})
@@ -210,7 +210,6 @@ func gpt2Split(s string, dst [][2]int) [][2]int {
 			end, _ := spaceRunEnd(s, i)
 			i = whitespaceTail(s, i, end)
 		}
-		_ = n
 		dst = append(dst, [2]int{start, i})
 	}
 	return dst

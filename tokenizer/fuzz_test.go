@@ -124,3 +124,14 @@ func TestFastMatchersAgreeWithRegexp2(t *testing.T) {
 		}
 	}
 }
+
+func TestEncodeBatchMatchesEncode(t *testing.T) {
+	tk := tiny(t)
+	texts := []string{"the answer is 4", "", "<|im_start|>think<|im_end|>", "naïve 😀", "\xff"}
+	got := tk.EncodeBatch(texts, false)
+	for i, s := range texts {
+		if !equalInts(got[i], tk.Encode(s, false)) {
+			t.Errorf("batch[%d] %q: %v", i, s, got[i])
+		}
+	}
+}
