@@ -1,0 +1,172 @@
+package lora
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/grpokit/grpokit/model"
+)
+
+// peftPrefix is what PEFT puts before a module's HF name in adapter keys.
+const peftPrefix = "base_model.model."
+
+// peftConfig is adapter_config.json as PEFT writes it (the fields we use).
+type peftConfig struct {
+	PeftType      string   `json:"peft_type"`
+	TaskType      string   `json:"task_type"`
+	R             int      `json:"r"`
+	LoraAlpha     float64  `json:"lora_alpha"`
+	LoraDropout   float64  `json:"lora_dropout"`
+	TargetModules []string `json:"target_modules"`
+	Bias          string   `json:"bias"`
+	UseRSLoRA     bool     `json:"use_rslora"`
+	UseDora       bool     `json:"use_dora"`
+	FanInFanOut   bool     `json:"fan_in_fan_out"`
+	BaseModel     string   `json:"base_model_name_or_path,omitempty"`
+	InferenceMode bool     `json:"inference_mode"`
+}
+
+// Save writes the adapter in PEFT's layout to dir: adapter_config.json and
+// adapter_model.safetensors with keys base_model.model.<module>.lora_{A,B}.weight.
+func (a *Adapter) Save(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("lora: %w", err)
+	}
+	alpha := a.cfg.Alpha
+	if alpha == 0 {
+		alpha = float64(a.cfg.R)
+	}
+	pc := peftConfig{
+		PeftType: "LORA", TaskType: "CAUSAL_LM", R: a.cfg.R, LoraAlpha: alpha, LoraDropout: a.cfg.Dropout,
+		TargetModules: a.cfg.targets(), Bias: "none", UseRSLoRA: a.cfg.RSLoRA, InferenceMode: true,
+	}
+	js, err := json.MarshalIndent(pc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("lora: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "adapter_config.json"), js, 0o644); err != nil {
+		return fmt.Errorf("lora: %w", err)
+	}
+	var ts []model.NamedTensor
+	for _, mod := range a.modules {
+		for _, ab := range []string{".lora_A.weight", ".lora_B.weight"} {
+			data, shape, err := a.value(mod + ab)
+			if err != nil {
+				return err
+			}
+			ts = append(ts, model.NamedTensor{Name: peftPrefix + mod + ab, Shape: shape, Data: data})
+		}
+	}
+	if err := model.WriteSafetensors(filepath.Join(dir, "adapter_model.safetensors"), ts); err != nil {
+		return fmt.Errorf("lora: %w", err)
+	}
+	return nil
+}
+
+// Load reads a PEFT LoRA adapter (adapter_config.json and
+// adapter_model.safetensors) from dir and attaches it to m, freezing m's
+// base weights. Every problem is reported at once.
+func Load(m *model.Model, dir string) (*Adapter, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "adapter_config.json"))
+	if err != nil {
+		return nil, fmt.Errorf("lora: %w", err)
+	}
+	var pc peftConfig
+	if err := json.Unmarshal(data, &pc); err != nil {
+		return nil, fmt.Errorf("lora: parse %s: %w", filepath.Join(dir, "adapter_config.json"), err)
+	}
+	var errs []error
+	if pc.PeftType != "LORA" {
+		errs = append(errs, fmt.Errorf("lora: peft_type %q, want LORA", pc.PeftType))
+	}
+	if pc.Bias != "" && pc.Bias != "none" {
+		errs = append(errs, fmt.Errorf("lora: bias %q is not supported (want none)", pc.Bias))
+	}
+	if pc.UseDora {
+		errs = append(errs, errors.New("lora: use_dora is not supported"))
+	}
+	if pc.FanInFanOut {
+		errs = append(errs, errors.New("lora: fan_in_fan_out is not supported"))
+	}
+	cfg := Config{R: pc.R, Alpha: pc.LoraAlpha, Dropout: pc.LoraDropout, RSLoRA: pc.UseRSLoRA, TargetModules: pc.TargetModules}
+	if err := cfg.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("lora: %s: %w", dir, errors.Join(errs...))
+	}
+	ts, err := model.ReadSafetensors(filepath.Join(dir, "adapter_model.safetensors"))
+	if err != nil {
+		return nil, fmt.Errorf("lora: %w", err)
+	}
+	byName := map[string]model.NamedTensor{}
+	var modules []string
+	for _, t := range ts {
+		key, ok := strings.CutPrefix(t.Name, peftPrefix)
+		mod, ab := "", ""
+		if ok {
+			for _, suf := range []string{".lora_A.weight", ".lora_B.weight"} {
+				if m, found := strings.CutSuffix(key, suf); found {
+					mod, ab = m, suf
+				}
+			}
+		}
+		if mod == "" {
+			errs = append(errs, fmt.Errorf("lora: unexpected tensor %q in adapter_model.safetensors", t.Name))
+			continue
+		}
+		if _, shape, err := m.Weight(mod + ".weight"); err != nil {
+			errs = append(errs, fmt.Errorf("lora: tensor %q adapts unknown module %q", t.Name, mod))
+			continue
+		} else {
+			want := []int{cfg.R, shape[1]}
+			if ab == ".lora_B.weight" {
+				want = []int{shape[0], cfg.R}
+			}
+			if !slices.Equal(t.Shape, want) {
+				errs = append(errs, &model.WeightError{Name: t.Name, Want: want, Got: t.Shape})
+				continue
+			}
+		}
+		byName[key] = t
+		if !slices.Contains(modules, mod) {
+			modules = append(modules, mod)
+		}
+	}
+	for _, mod := range modules {
+		for _, ab := range []string{".lora_A.weight", ".lora_B.weight"} {
+			if _, ok := byName[mod+ab]; !ok {
+				errs = append(errs, fmt.Errorf("lora: adapter_model.safetensors lacks %q", peftPrefix+mod+ab))
+			}
+		}
+	}
+	if len(modules) == 0 && len(errs) == 0 {
+		errs = append(errs, errors.New("lora: adapter_model.safetensors has no LoRA tensors"))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("lora: load %s: %w", dir, errors.Join(errs...))
+	}
+	// Keep model order for the variables.
+	a := &Adapter{m: m, cfg: cfg}
+	for _, w := range m.Config().Weights() {
+		if mod, ok := strings.CutSuffix(w.Name, ".weight"); ok && slices.Contains(modules, mod) {
+			a.modules = append(a.modules, mod)
+		}
+	}
+	for _, mod := range a.modules {
+		for _, ab := range []string{".lora_A.weight", ".lora_B.weight"} {
+			t := byName[mod+ab]
+			if err := a.setVar(mod+ab, t.Data, t.Shape); err != nil {
+				return nil, err
+			}
+		}
+	}
+	m.SetBaseTrainable(false)
+	m.SetAdapter(a)
+	return a, nil
+}

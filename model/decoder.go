@@ -1,0 +1,271 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+)
+
+// maskedScore replaces masked attention scores. It is finite so that a
+// left-pad query row, whose keys are all masked, attends uniformly and stays
+// finite (as HF's eager attention with finfo.min), never NaN.
+const maskedScore = -1e30
+
+// fwd carries what one graph build needs.
+type fwd struct {
+	m       *Model
+	ctx     *mlctx.Context
+	adapter Adapter // nil: base model only
+}
+
+// weight returns the graph node of HF tensor name (tied fallback applied).
+// It panics when the weight does not exist in ctx.
+func (f *fwd) weight(g *Graph, name string) *Node {
+	for n := name; ; {
+		scope, v, err := ScopeOf(n)
+		if err != nil {
+			panic(err)
+		}
+		if x := f.ctx.InAbsPath(scope).GetVariable(v); x != nil {
+			return x.ValueGraph(g)
+		}
+		alt, ok := TiedFallback[n]
+		if !ok {
+			panic(fmt.Errorf("model: weight %q is not in the context", name))
+		}
+		n = alt
+	}
+}
+
+// linear applies HF module (weight [out, in], optional bias) to x [..., in]
+// and adds the adapter's term: y = x·Wᵀ (+b) (+Δ). One DotGeneral.
+func (f *fwd) linear(module string, x *Node, bias bool) *Node {
+	w := f.weight(x.Graph(), module+".weight")
+	y := DotGeneral(x, []int{x.Rank() - 1}, nil, w, []int{1}, nil)
+	if bias {
+		y = Add(y, lastAxis(f.weight(x.Graph(), module+".bias"), y.Rank()))
+	}
+	if f.adapter != nil {
+		if d := f.adapter.Delta(f.ctx, module, x); d != nil {
+			y = Add(y, d)
+		}
+	}
+	return y
+}
+
+// rmsNorm is w · x / sqrt(mean(x²) + eps) over the last axis. Div by Sqrt
+// rather than Rsqrt because Rsqrt has no gradient in gomlx v0.26.0.
+func (f *fwd) rmsNorm(name string, x *Node) *Node {
+	ms := ReduceAndKeep(Square(x), ReduceMean, -1)
+	x = Div(x, Sqrt(AddScalar(ms, f.m.cfg.RMSNormEps)))
+	return Mul(x, lastAxis(f.weight(x.Graph(), name), x.Rank()))
+}
+
+// lastAxis reshapes a vector [n] to [1, ..., 1, n] of the given rank, for
+// broadcasting (gomlx needs equal ranks).
+func lastAxis(v *Node, rank int) *Node {
+	dims := make([]int, rank)
+	for i := range dims {
+		dims[i] = 1
+	}
+	dims[rank-1] = v.Shape().Dimensions[0]
+	return Reshape(v, dims...)
+}
+
+// rope holds cos and sin tables [B, T, 1, hd] and the rotate-half matrix.
+type rope struct{ cos, sin, rot *Node }
+
+// newRope builds RoPE tables for positions [B, T] (any integer dtype).
+// Angles follow HF's "rotate_half" layout: frequency j and j+hd/2 are equal.
+func (f *fwd) newRope(positions *Node) rope {
+	g := positions.Graph()
+	cfg := f.m.cfg
+	hd := cfg.HeadDim
+	inv := cfg.InvFreq()
+	freq := make([]float32, hd)
+	for j, v := range inv {
+		freq[j], freq[j+hd/2] = float32(v), float32(v)
+	}
+	pos := ExpandAxes(ConvertDType(positions, dtypes.Float32), -1) // [B, T, 1]
+	angle := Mul(pos, Reshape(Const(g, freq), 1, 1, hd))           // [B, T, hd]
+	angle = ExpandAxes(angle, 2)                                   // [B, T, 1, hd]
+	// rotate_half(x) = concat(-x[hd/2:], x[:hd/2]) as x·R with a fixed ±1 matrix:
+	// Slice/Concatenate gradients need Pad, which SimpleGo lacks.
+	r := make([][]float32, hd)
+	for i := range r {
+		r[i] = make([]float32, hd)
+	}
+	for j := range hd / 2 {
+		r[j+hd/2][j] = -1
+		r[j][j+hd/2] = 1
+	}
+	return rope{cos: Cos(angle), sin: Sin(angle), rot: Const(g, r)}
+}
+
+// apply rotates x [B, T, heads, hd].
+func (r rope) apply(x *Node) *Node {
+	rot := DotGeneral(x, []int{3}, nil, r.rot, []int{0}, nil)
+	return Add(Mul(x, r.cos), Mul(rot, r.sin))
+}
+
+// kvState is one layer's keys and values [B, S, nkv, hd].
+type kvState struct{ k, v *Node }
+
+// attention runs self-attention of layer i on h [B, T, H]. mask is the bool
+// [B, nkv, T, rep, S] mask of the keys each query may see (see scoreMask).
+// With cache == nil the keys are this call's own (S = T); otherwise the new
+// k/v (T must be 1) are written into the cache where the bool writeAt
+// [B, S, nkv, hd] is set, and attention runs over the whole cache. It returns the output [B, T, H] and the keys/values
+// attended over (the updated cache).
+func (f *fwd) attention(i int, h *Node, r rope, mask *Node, cache *kvState, writeAt *Node) (*Node, kvState) {
+	cfg := f.m.cfg
+	B, T := h.Shape().Dimensions[0], h.Shape().Dimensions[1]
+	nh, nkv, hd := cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.HeadDim
+	name := func(p string) string { return layerName(i, "self_attn."+p) }
+	q := Reshape(f.linear(name("q_proj"), h, cfg.qkvBias()), B, T, nh, hd)
+	k := Reshape(f.linear(name("k_proj"), h, cfg.qkvBias()), B, T, nkv, hd)
+	v := Reshape(f.linear(name("v_proj"), h, cfg.qkvBias()), B, T, nkv, hd)
+	q, k = r.apply(q), r.apply(k)
+	kv := kvState{k, v}
+	if cache != nil {
+		S := cache.k.Shape().Dimensions[1]
+		kv.k = Where(writeAt, BroadcastToDims(k, B, S, nkv, hd), cache.k)
+		kv.v = Where(writeAt, BroadcastToDims(v, B, S, nkv, hd), cache.v)
+	}
+	rep := nh / nkv
+	// Query head n uses kv head n/rep: split heads as [kv group, rep].
+	q5 := Reshape(q, B, T, nkv, rep, hd)
+	scores := DotGeneral(q5, []int{4}, []int{0, 2}, kv.k, []int{3}, []int{0, 2}) // [B, G, T, R, S]
+	scores = MulScalar(scores, 1/sqrtF(hd))
+	scores = Where(mask, scores, scalarLike(scores, maskedScore))
+	probs := Softmax(scores, -1)
+	out := DotGeneral(probs, []int{4}, []int{0, 1}, kv.v, []int{1}, []int{0, 2}) // [B, G, T, R, hd]
+	out = Reshape(TransposeAllAxes(out, 0, 2, 1, 3, 4), B, T, nh*hd)
+	return f.linear(name("o_proj"), out, cfg.oBias()), kv
+}
+
+// scalarLike returns a scalar of x's dtype.
+func scalarLike(x *Node, v float64) *Node { return ConstAsDType(x.Graph(), x.DType(), v) }
+
+func sqrtF(n int) float64 {
+	x := float64(n)
+	z := x
+	for range 60 {
+		z = (z + x/z) / 2
+	}
+	return z
+}
+
+// scoreMask broadcasts the bool [B, T, S] mask of visible keys to the
+// attention scores' layout [B, nkv, T, rep, S], once for all layers.
+func (f *fwd) scoreMask(allowed *Node) *Node {
+	d := allowed.Shape().Dimensions
+	B, T, S := d[0], d[1], d[2]
+	nkv := f.m.cfg.NumKeyValueHeads
+	rep := f.m.cfg.NumAttentionHeads / nkv
+	return BroadcastToDims(Reshape(allowed, B, 1, T, 1, S), B, nkv, T, rep, S)
+}
+
+// mlp is down(silu(gate(h)) · up(h)).
+func (f *fwd) mlp(i int, h *Node) *Node {
+	gate := f.linear(layerName(i, "mlp.gate_proj"), h, false)
+	up := f.linear(layerName(i, "mlp.up_proj"), h, false)
+	return f.linear(layerName(i, "mlp.down_proj"), Mul(Mul(gate, Sigmoid(gate)), up), false)
+}
+
+// decoder runs embedding and all layers on ids [B, T]; see attention for
+// allowed, caches and writeAt (caches nil for a plain forward). It returns
+// hidden states [B, T, H] after the final norm, and each layer's keys/values.
+func (f *fwd) decoder(ids, positions, allowed *Node, caches []kvState, writeAt *Node) (*Node, []kvState) {
+	cfg := f.m.cfg
+	g := ids.Graph()
+	embed := f.weight(g, "model.embed_tokens.weight")
+	x := Gather(embed, ExpandAxes(ConvertDType(ids, dtypes.Int32), -1)) // [B, T, H]
+	r := f.newRope(positions)
+	mask := f.scoreMask(allowed)
+	var at *Node
+	if caches != nil {
+		// The cache index to write, as a mask shared by all layers.
+		dims := caches[0].k.Shape().Dimensions
+		at = Equal(Iota(g, shapes.Make(dtypes.Int32, dims...), 1), writeAt)
+	}
+	kvs := make([]kvState, cfg.NumHiddenLayers)
+	for i := range cfg.NumHiddenLayers {
+		var c *kvState
+		if caches != nil {
+			c = &caches[i]
+		}
+		h := f.rmsNorm(layerName(i, "input_layernorm.weight"), x)
+		a, kv := f.attention(i, h, r, mask, c, at)
+		kvs[i] = kv
+		x = Add(x, a)
+		h = f.rmsNorm(layerName(i, "post_attention_layernorm.weight"), x)
+		x = Add(x, f.mlp(i, h))
+	}
+	return f.rmsNorm("model.norm.weight", x), kvs
+}
+
+// lmHead maps hidden states [..., H] to logits [..., V].
+func (f *fwd) lmHead(h *Node) *Node {
+	w := f.weight(h.Graph(), "lm_head.weight")
+	return DotGeneral(h, []int{h.Rank() - 1}, nil, w, []int{1}, nil)
+}
+
+// causalMask returns the bool [B, T, T] mask: query t sees key s when
+// s <= t and mask[b, s] is set (mask: [B, T], nonzero = real token).
+func causalMask(mask *Node) *Node {
+	g := mask.Graph()
+	B, T := mask.Shape().Dimensions[0], mask.Shape().Dimensions[1]
+	qi := Iota(g, shapes.Make(dtypes.Int32, B, T, T), 1)
+	ki := Iota(g, shapes.Make(dtypes.Int32, B, T, T), 2)
+	real := NotEqual(mask, ScalarZero(g, mask.DType()))
+	return LogicalAnd(LessOrEqual(ki, qi), BroadcastToDims(ExpandAxes(real, 1), B, T, T))
+}
+
+func (m *Model) fwd(ctx *mlctx.Context, withAdapter bool) *fwd {
+	f := &fwd{m: m, ctx: ctx}
+	if withAdapter {
+		f.adapter = m.adapter
+	}
+	return f
+}
+
+// LogitsGraph builds the forward pass with the attached adapter (if any):
+// ids, mask and positions are [B, T] integers (mask nonzero for real
+// tokens, left padding allowed; positions as HF computes them, or 0..T-1 per
+// row — RoPE is relative); the result is logits [B, T, V] in float32.
+// Logits at pad positions are finite garbage. ctx must be m.Context() or
+// derived from it. Graph building: panics on error.
+func (m *Model) LogitsGraph(ctx *mlctx.Context, ids, mask, positions *Node) *Node {
+	return m.logits(ctx, true, ids, mask, positions)
+}
+
+// BaseLogitsGraph is LogitsGraph without the adapter: the base model, which
+// GRPO uses as its reference model. Graph building: panics on error.
+func (m *Model) BaseLogitsGraph(ctx *mlctx.Context, ids, mask, positions *Node) *Node {
+	return m.logits(ctx, false, ids, mask, positions)
+}
+
+func (m *Model) logits(ctx *mlctx.Context, withAdapter bool, ids, mask, positions *Node) *Node {
+	f := m.fwd(ctx, withAdapter)
+	h, _ := f.decoder(ids, positions, causalMask(mask), nil, nil)
+	return f.lmHead(h)
+}
+
+// TokenLogProbs returns log_softmax(logits)[..., targets] for logits
+// [B, T, V] and integer targets [B, T]: a [B, T] float32 node. It uses a
+// one-hot mask rather than Gather so its gradient is dense and cheap on
+// every backend. Graph building: panics on error.
+func TokenLogProbs(logits, targets *Node) *Node {
+	g := logits.Graph()
+	dims := logits.Shape().Dimensions
+	shifted := Sub(logits, StopGradient(ReduceAndKeep(logits, ReduceMax, -1)))
+	lse := Log(ReduceSum(Exp(shifted), -1))
+	vocab := Iota(g, shapes.Make(dtypes.Int32, dims...), len(dims)-1)
+	hit := Equal(vocab, BroadcastToDims(ExpandAxes(ConvertDType(targets, dtypes.Int32), -1), dims...))
+	picked := ReduceSum(Where(hit, shifted, ZerosLike(shifted)), -1)
+	return Sub(picked, lse)
+}

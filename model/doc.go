@@ -1,0 +1,70 @@
+// Package model implements the Llama-family decoder (Llama 2/3/3.1/3.2,
+// SmolLM2, Qwen2/2.5) on GoMLX: Hugging Face config.json and safetensors
+// loading and saving, the forward pass as a graph builder, per-token
+// log-probs, and KV-cache generation with sampling and constrained decoding.
+//
+// It owns the model and nothing about training: package lora adds adapters
+// through the small Adapter hook (model never imports lora), and package grpo
+// builds its loss on LogitsGraph and TokenLogProbs.
+//
+// # Usage
+//
+//	m, err := model.Load("SmolLM2-135M", nil) // config.json + model.safetensors (or sharded)
+//	out, err := m.Generate(ctx, prompts, model.GenerateConfig{
+//		MaxNewTokens: 64, NumGenerations: 8, Temperature: 1, TopP: 0.95, Seed: 1,
+//	})
+//	// In a training graph (an mlctx.Exec on m.Context()):
+//	logits := m.LogitsGraph(ctx, ids, mask, positions) // [B,T,V], with the adapter if any
+//	ref := m.BaseLogitsGraph(ctx, ids, mask, positions) // without adapter: GRPO's reference model
+//	lp := model.TokenLogProbs(logits, targets)           // [B,T]
+//	grads := Gradient(loss, ...)                         // over m.TrainableVariables()
+//
+// # Weights
+//
+// Each HF tensor is a variable of the GoMLX context m.Context(): the name
+// "model.layers.3.self_attn.q_proj.weight" is scope
+// "/model/layers/3/self_attn/q_proj", variable "weight" (ScopeOf and NameOf
+// map both ways; the loader, the saver and lora/PEFT all use them). Tensors
+// keep the file's [out, in] layout. A tied lm_head falls back to
+// model.embed_tokens.weight (TiedFallback). F32, BF16 and F16 files are
+// converted to float32 on the Go side; everything computes in float32.
+// New builds a model with random weights for a Config (SmolLM2Shaped gives
+// SmolLM2-135M's shape); Save and SaveHF write config.json +
+// model.safetensors in HF layout.
+//
+// # Graphs on the pure-Go backend
+//
+// Load and New call internal/vjp.Register, which changes GoMLX's
+// process-wide gradient table once: DotGeneral gets a gradient made of two
+// DotGenerals (the stock one materialises huge tensors) and stride-1 Slice
+// gets one made of Concatenate (the stock one needs Pad, missing on
+// SimpleGo). The graph avoids Rsqrt (no gradient: Div by Sqrt instead) and
+// builds RoPE's rotate-half as a fixed ±1 matmul. Graphs are made of large
+// DotGenerals.
+//
+// # Generation
+//
+// Generate left-pads the prompts to a length bucket (16, 32, ... 256, then
+// multiples of 256), prefills once, shares each prompt's KV cache among its
+// NumGenerations completions, and runs one compiled decode step per token
+// over a fixed-size cache written with Where(Iota == pos, new, cache).
+// Sampling (temperature, top-k, top-p, seeded) and constraints
+// (ConstraintFunc, NewTrie) run on the host from the last logits. The
+// attached adapter is used, so GRPO samples from the policy being trained.
+//
+// # Errors and concurrency
+//
+// Graph builders (LogitsGraph, BaseLogitsGraph, TokenLogProbs,
+// Adapter.Delta) panic on error, as GoMLX's do. Everything else returns
+// errors and never panics: Load, New, Save, Logits, TokenLogProbs (method),
+// Generate. Load reports all missing or mis-shaped weights at once, as
+// *WeightError values (Unwrap gives ErrMissingWeight or ErrShapeMismatch)
+// joined with errors.Join; unknown architectures wrap ErrUnsupportedArch.
+// A Model is not safe for concurrent use.
+//
+// # Reference
+//
+// The math follows transformers v4.43.4's LlamaForCausalLM and
+// Qwen2ForCausalLM (eager attention); tests compare logits, log-probs and
+// greedy generations with the golden files in ../shared/golden made by it.
+package model

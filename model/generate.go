@@ -1,0 +1,393 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+)
+
+// GenerateConfig controls Generate. The zero value is invalid only because
+// MaxNewTokens must be set; everything else defaults sensibly.
+type GenerateConfig struct {
+	// MaxNewTokens bounds each completion's length; required, > 0.
+	MaxNewTokens int
+	// NumGenerations is the number of completions per prompt (GRPO's G);
+	// 0 means 1. Each prompt is prefilled once and its KV cache shared.
+	NumGenerations int
+	// Temperature divides the logits before sampling; 0 means greedy.
+	Temperature float64
+	// TopK keeps the K most likely tokens when sampling; 0 means all.
+	TopK int
+	// TopP keeps the smallest set of tokens whose probability reaches P
+	// (nucleus sampling); 0 or 1 means all.
+	TopP float64
+	// Seed seeds the sampler: equal seeds and inputs give equal outputs.
+	Seed uint64
+	// StopIDs end a completion (the stop id is kept as its last token). The
+	// config's eos_token_id(s) stop too, unless IgnoreEOS.
+	StopIDs   []int
+	IgnoreEOS bool
+	// PadID fills the left padding of prompts. Default 0.
+	PadID int
+	// Constraint, if set, restricts every next token (constrained decoding).
+	Constraint Constraint
+
+	// onStep, for tests, sees the raw logits [N*V] that chose each step's tokens.
+	onStep func(step int, logits []float32)
+}
+
+// Completion is one generated sequence.
+type Completion struct {
+	// Tokens are the generated ids, including the stop id that ended it.
+	Tokens []int
+	// Stopped reports whether a stop id ended it (else MaxNewTokens did).
+	Stopped bool
+}
+
+// bucket rounds a length up to one of a few sizes, so that graph.Exec
+// compiles few shapes: powers of two from 16 to 256, then multiples of 256.
+func bucket(n int) int {
+	if n > 256 {
+		return (n + 255) / 256 * 256
+	}
+	b := 16
+	for b < n {
+		b *= 2
+	}
+	return b
+}
+
+// Generate completes each prompt (token ids, without padding)
+// NumGenerations times with a fixed-size KV cache: one prefill, then one
+// compiled decode step per token. The attached adapter is used. Results are
+// prompt-major: completion j of prompt i is at i*G+j. It checks ctx between
+// steps and returns context.Cause(ctx) when done.
+func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfig) (out []Completion, err error) {
+	defer catch("generate", &err)
+	if err := m.checkGenerate(prompts, cfg); err != nil {
+		return nil, err
+	}
+	G := max(cfg.NumGenerations, 1)
+	N := len(prompts) * G
+	maxLen := 0
+	for _, p := range prompts {
+		maxLen = max(maxLen, len(p))
+	}
+	Tp := bucket(maxLen)
+	S := bucket(Tp + cfg.MaxNewTokens)
+	batch := LeftPad(prompts, cfg.PadID, Tp)
+	ids, mask, pos, err := batch.tensors(m.cfg.VocabSize)
+	if err != nil {
+		return nil, err
+	}
+	prefill, err := m.exec(fmt.Sprintf("prefill/G=%d", G), func(ctx *mlctx.Context, in []*Node) []*Node {
+		return m.prefillGraph(ctx, in[0], in[1], in[2], in[3].Shape().Dimensions[0], G)
+	})
+	if err != nil {
+		return nil, err
+	}
+	res, err := prefill.Exec(ids, mask, pos, tensors.FromShape(shapes.Make(dtypes.Int8, S)))
+	if err != nil {
+		return nil, fmt.Errorf("model: generate: prefill: %w", err)
+	}
+	caches := res[1:]
+	pl, err := tensors.CopyFlatData[float32](res[0])
+	if err != nil {
+		return nil, err
+	}
+	res[0].FinalizeAll()
+	V := m.cfg.VocabSize
+	logits := make([]float32, N*V)
+	for i := range N {
+		copy(logits[i*V:(i+1)*V], pl[(i/G)*V:(i/G+1)*V])
+	}
+
+	decode, err := m.exec("decode", func(ctx *mlctx.Context, in []*Node) []*Node {
+		return m.decodeGraph(ctx, in[0], in[1], in[2], in[3], in[4:])
+	})
+	if err != nil {
+		return nil, err
+	}
+	stops := slices.Clone(cfg.StopIDs)
+	if !cfg.IgnoreEOS {
+		stops = append(stops, m.cfg.EOSTokenIDs...)
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
+	out = make([]Completion, N)
+	realLen := make([]int, N)
+	kvmask := make([]int32, N*S)
+	for i := range N {
+		realLen[i] = len(prompts[i/G])
+		for t := Tp - realLen[i]; t < Tp; t++ {
+			kvmask[i*S+t] = 1
+		}
+	}
+	next := make([]int32, N)
+	posNow := make([]int32, N)
+	defer func() {
+		for _, c := range caches {
+			c.FinalizeAll()
+		}
+	}()
+	for step := 0; ; step++ {
+		if cfg.onStep != nil {
+			cfg.onStep(step, logits)
+		}
+		done := true
+		for i := range N {
+			if out[i].Stopped {
+				next[i] = int32(cfg.PadID)
+				continue
+			}
+			tok, err := pick(logits[i*V:(i+1)*V], out[i].Tokens, cfg, rng)
+			if err != nil {
+				return nil, err
+			}
+			out[i].Tokens = append(out[i].Tokens, tok)
+			out[i].Stopped = slices.Contains(stops, tok)
+			next[i] = int32(tok)
+			done = done && out[i].Stopped
+		}
+		if done || step+1 >= cfg.MaxNewTokens {
+			return out, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, context.Cause(ctx)
+		}
+		for i := range N {
+			kvmask[i*S+Tp+step] = 1
+			posNow[i] = int32(realLen[i] + step)
+		}
+		args := []any{
+			tensors.FromFlatDataAndDimensions(slices.Clone(next), N, 1),
+			tensors.FromFlatDataAndDimensions(slices.Clone(posNow), N, 1),
+			tensors.FromFlatDataAndDimensions(slices.Clone(kvmask), N, S),
+			tensors.FromScalar(int32(Tp + step)),
+		}
+		for _, c := range caches {
+			args = append(args, c)
+		}
+		res, err := decode.Exec(args...)
+		if err != nil {
+			return nil, fmt.Errorf("model: generate: decode step %d: %w", step, err)
+		}
+		for _, c := range caches {
+			c.FinalizeAll()
+		}
+		caches = res[1:]
+		if logits, err = tensors.CopyFlatData[float32](res[0]); err != nil {
+			return nil, err
+		}
+		res[0].FinalizeAll()
+	}
+}
+
+func (m *Model) checkGenerate(prompts [][]int, cfg GenerateConfig) error {
+	var errs []error
+	if len(prompts) == 0 {
+		errs = append(errs, errors.New("model: generate: no prompts"))
+	}
+	if cfg.MaxNewTokens <= 0 {
+		errs = append(errs, fmt.Errorf("model: generate: MaxNewTokens = %d, want > 0", cfg.MaxNewTokens))
+	}
+	if cfg.NumGenerations < 0 || cfg.TopK < 0 || cfg.TopP < 0 || cfg.TopP > 1 || cfg.Temperature < 0 {
+		errs = append(errs, fmt.Errorf("model: generate: bad sampling settings (NumGenerations %d, TopK %d, TopP %g, Temperature %g)",
+			cfg.NumGenerations, cfg.TopK, cfg.TopP, cfg.Temperature))
+	}
+	if cfg.PadID < 0 || cfg.PadID >= m.cfg.VocabSize {
+		errs = append(errs, fmt.Errorf("model: generate: PadID %d outside the vocabulary (%d)", cfg.PadID, m.cfg.VocabSize))
+	}
+	for i, p := range prompts {
+		if len(p) == 0 {
+			errs = append(errs, fmt.Errorf("model: generate: prompt %d is empty", i))
+		}
+		if n := len(p) + cfg.MaxNewTokens; m.cfg.MaxPositionEmbeddings > 0 && n > m.cfg.MaxPositionEmbeddings {
+			errs = append(errs, fmt.Errorf("%w: prompt %d has %d tokens + %d new > max_position_embeddings %d",
+				ErrPromptTooLong, i, len(p), cfg.MaxNewTokens, m.cfg.MaxPositionEmbeddings))
+		}
+		for _, id := range p {
+			if id < 0 || id >= m.cfg.VocabSize {
+				errs = append(errs, fmt.Errorf("model: generate: prompt %d has token id %d outside the vocabulary (%d)", i, id, m.cfg.VocabSize))
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// prefillGraph runs the prompts [P, Tp] and returns the last position's
+// logits [P, V] followed by each layer's key and value caches
+// [P*G, S, nkv, hd] (prompt keys first, zeros after, rows repeated G times).
+func (m *Model) prefillGraph(ctx *mlctx.Context, ids, mask, pos *Node, S, G int) []*Node {
+	f := m.fwd(ctx, true)
+	P, Tp := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
+	h, kvs := f.decoder(ids, pos, causalMask(mask), nil, nil)
+	last := Slice(h, AxisRange(), AxisElem(Tp-1), AxisRange()) // [P, 1, H]
+	out := []*Node{Reshape(f.lmHead(last), P, m.cfg.VocabSize)}
+	nkv, hd := m.cfg.NumKeyValueHeads, m.cfg.HeadDim
+	grow := func(x *Node) *Node {
+		if S > Tp {
+			x = Concatenate([]*Node{x, Zeros(x.Graph(), shapes.Make(x.DType(), P, S-Tp, nkv, hd))}, 1)
+		}
+		if G > 1 {
+			x = Reshape(BroadcastToDims(ExpandAxes(x, 1), P, G, S, nkv, hd), P*G, S, nkv, hd)
+		}
+		return x
+	}
+	for _, kv := range kvs {
+		out = append(out, grow(kv.k), grow(kv.v))
+	}
+	return out
+}
+
+// decodeGraph runs one token per row: ids and pos [N, 1], kvmask [N, S]
+// (keys visible to this step, the new one included), writeAt the scalar
+// cache index of the new token, caches 2·L tensors [N, S, nkv, hd]. It
+// returns logits [N, V] followed by the updated caches.
+func (m *Model) decodeGraph(ctx *mlctx.Context, ids, pos, kvmask, writeAt *Node, caches []*Node) []*Node {
+	f := m.fwd(ctx, true)
+	N, S := kvmask.Shape().Dimensions[0], kvmask.Shape().Dimensions[1]
+	kvs := make([]kvState, len(caches)/2)
+	for i := range kvs {
+		kvs[i] = kvState{caches[2*i], caches[2*i+1]}
+	}
+	allowed := Reshape(NotEqual(kvmask, ScalarZero(kvmask.Graph(), kvmask.DType())), N, 1, S)
+	h, newKV := f.decoder(ids, pos, allowed, kvs, writeAt)
+	out := []*Node{Reshape(f.lmHead(h), N, m.cfg.VocabSize)}
+	for _, kv := range newKV {
+		out = append(out, kv.k, kv.v)
+	}
+	return out
+}
+
+// cand is a candidate token with its (log-)weight.
+type cand struct {
+	id int
+	p  float64
+}
+
+// byProbDesc orders by weight, high first, ties by id (deterministic).
+func byProbDesc(a, b cand) int {
+	switch {
+	case a.p > b.p:
+		return -1
+	case a.p < b.p:
+		return 1
+	}
+	return a.id - b.id
+}
+
+// topK returns the k best candidates (by byProbDesc), sorted, in
+// O(n log k) with a min-heap, instead of sorting the whole vocabulary.
+func topK(cs []cand, k int) []cand {
+	h := make([]cand, 0, k) // min-heap: h[0] is the worst kept
+	worse := func(i, j int) bool { return byProbDesc(h[i], h[j]) > 0 }
+	down := func(i int) {
+		for {
+			l, w := 2*i+1, i
+			if l < len(h) && worse(l, w) {
+				w = l
+			}
+			if l+1 < len(h) && worse(l+1, w) {
+				w = l + 1
+			}
+			if w == i {
+				return
+			}
+			h[i], h[w] = h[w], h[i]
+			i = w
+		}
+	}
+	for _, c := range cs {
+		if len(h) < k {
+			h = append(h, c)
+			for i := len(h) - 1; i > 0 && worse(i, (i-1)/2); i = (i - 1) / 2 {
+				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+			}
+		} else if byProbDesc(c, h[0]) < 0 {
+			h[0] = c
+			down(0)
+		}
+	}
+	slices.SortFunc(h, byProbDesc)
+	return h
+}
+
+// pick chooses the next token from one row's logits.
+func pick(logits []float32, prefix []int, cfg GenerateConfig, rng *rand.Rand) (int, error) {
+	var allowed []int
+	if cfg.Constraint != nil {
+		allowed = cfg.Constraint.Allowed(prefix)
+		if allowed != nil && len(allowed) == 0 {
+			return 0, fmt.Errorf("model: generate: constraint allows no token after %v", prefix)
+		}
+		for _, id := range allowed {
+			if id < 0 || id >= len(logits) {
+				return 0, fmt.Errorf("model: generate: constraint allows token %d outside the vocabulary (%d)", id, len(logits))
+			}
+		}
+	}
+	cands := allowed
+	if cands == nil {
+		cands = make([]int, len(logits))
+		for i := range cands {
+			cands[i] = i
+		}
+	}
+	if cfg.Temperature == 0 {
+		best := cands[0]
+		for _, id := range cands[1:] {
+			if logits[id] > logits[best] {
+				best = id
+			}
+		}
+		return best, nil
+	}
+	cs := make([]cand, len(cands))
+	mx := math.Inf(-1)
+	for i, id := range cands {
+		l := float64(logits[id]) / cfg.Temperature
+		cs[i] = cand{id, l}
+		mx = math.Max(mx, l)
+	}
+	if cfg.TopK > 0 && cfg.TopK < len(cs) {
+		cs = topK(cs, cfg.TopK)
+	}
+	sum := 0.0
+	for i := range cs {
+		cs[i].p = math.Exp(cs[i].p - mx)
+		sum += cs[i].p
+	}
+	if cfg.TopP > 0 && cfg.TopP < 1 {
+		slices.SortFunc(cs, byProbDesc)
+		acc := 0.0
+		for i := range cs {
+			acc += cs[i].p / sum
+			if acc >= cfg.TopP {
+				cs = cs[:i+1]
+				break
+			}
+		}
+		sum = 0
+		for _, c := range cs {
+			sum += c.p
+		}
+	}
+	u := rng.Float64() * sum
+	for _, c := range cs {
+		u -= c.p
+		if u <= 0 {
+			return c.id, nil
+		}
+	}
+	return cs[len(cs)-1].id, nil
+}

@@ -1,0 +1,366 @@
+package model
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/gomlx/gomlx/backends"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/internal/backend"
+	"github.com/grpokit/grpokit/internal/vjp"
+)
+
+// Adapter adds a trainable term to the model's linear projections (LoRA is
+// one). The model calls Delta for every projection while building a graph
+// with adapters enabled; package model never imports an implementation.
+type Adapter interface {
+	// Delta returns the term added to module's output x·Wᵀ(+b), shaped like
+	// that output, or nil when module has no adapter. module is the HF module
+	// name ("model.layers.0.self_attn.q_proj"), x is [..., in], ctx is the
+	// model's context at its root scope. Graph building: panics on error.
+	Delta(ctx *mlctx.Context, module string, x *Node) *Node
+}
+
+// Options configure Load and New. A nil *Options means defaults.
+type Options struct {
+	// Backend runs the graphs; nil means backend.New("") (SimpleGo unless
+	// GOMLX_BACKEND says otherwise).
+	Backend backends.Backend
+	// WeightsFile is the safetensors file inside the directory to load;
+	// "" means model.safetensors, else model.safetensors.index.json.
+	WeightsFile string
+}
+
+// Model is a Llama-family decoder whose weights live as variables of a GoMLX
+// context, one per HF tensor (see ScopeOf). A Model is not safe for
+// concurrent use.
+type Model struct {
+	cfg     Config
+	backend backends.Backend
+	ctx     *mlctx.Context
+	adapter Adapter
+
+	mu    sync.Mutex
+	execs map[string]*mlctx.Exec
+}
+
+func newEmpty(cfg Config, opts *Options) (*Model, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	vjp.Register()
+	var b backends.Backend
+	if opts != nil && opts.Backend != nil {
+		b = opts.Backend
+	} else {
+		var err error
+		if b, err = backend.New(""); err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
+	}
+	return &Model{cfg: cfg, backend: b, ctx: mlctx.New(), execs: map[string]*mlctx.Exec{}}, nil
+}
+
+// New returns a model with random weights for cfg (normal with std 0.02 as
+// HF's initializer_range, norms at 1, biases 0), drawn from seed. It
+// registers the fast DotGeneral gradient (internal/vjp) for the process.
+func New(cfg Config, seed uint64, opts *Options) (*Model, error) {
+	m, err := newEmpty(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	for _, w := range m.cfg.Weights() {
+		n := 1
+		for _, d := range w.Shape {
+			n *= d
+		}
+		data := make([]float32, n)
+		switch {
+		case len(w.Shape) == 1 && !isBias(w.Name):
+			for i := range data {
+				data[i] = 1
+			}
+		case isBias(w.Name):
+		default:
+			for i := range data {
+				data[i] = float32(0.02 * r.NormFloat64())
+			}
+		}
+		if err := m.setVar(w.Name, data, w.Shape); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func isBias(name string) bool { return filepath.Ext(name) == ".bias" }
+
+// Load reads config.json and the safetensors weights (F32, BF16 or F16,
+// single file or sharded with model.safetensors.index.json) from dir. All
+// problems with the weights are reported together. It registers the fast
+// DotGeneral gradient (internal/vjp) for the process.
+func Load(dir string, opts *Options) (*Model, error) {
+	cfg, err := ReadConfig(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return nil, err
+	}
+	m, err := newEmpty(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	files, err := weightFiles(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	where := map[string]*safetensorsFile{}
+	for _, path := range files {
+		s, err := openSafetensors(path)
+		if err != nil {
+			return nil, err
+		}
+		defer s.Close()
+		for name := range s.header.Tensors {
+			where[name] = s
+		}
+	}
+	var errs []error
+	for _, w := range cfg.Weights() {
+		s, ok := where[w.Name]
+		if !ok {
+			errs = append(errs, &WeightError{Name: w.Name, Want: w.Shape})
+			continue
+		}
+		if got := s.header.Tensors[w.Name].Shape; !slices.Equal(got, w.Shape) {
+			errs = append(errs, &WeightError{Name: w.Name, Want: w.Shape, Got: got})
+			continue
+		}
+		data, _, err := s.readF32(w.Name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := m.setVar(w.Name, data, w.Shape); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("model: load %s: %w", dir, errors.Join(errs...))
+	}
+	return m, nil
+}
+
+// weightFiles lists the safetensors files to read from dir.
+func weightFiles(dir string, opts *Options) ([]string, error) {
+	if opts != nil && opts.WeightsFile != "" {
+		return []string{filepath.Join(dir, opts.WeightsFile)}, nil
+	}
+	single := filepath.Join(dir, "model.safetensors")
+	if _, err := os.Stat(single); err == nil {
+		return []string{single}, nil
+	}
+	index := filepath.Join(dir, "model.safetensors.index.json")
+	data, err := os.ReadFile(index)
+	if err != nil {
+		return nil, fmt.Errorf("model: %s: %w", dir, errNoWeights)
+	}
+	var idx struct {
+		WeightMap map[string]string `json:"weight_map"`
+	}
+	if err := json.Unmarshal(data, &idx); err != nil {
+		return nil, fmt.Errorf("model: parse %s: %w", index, err)
+	}
+	var files []string
+	for _, f := range idx.WeightMap {
+		if filepath.Base(f) != f {
+			return nil, fmt.Errorf("model: %s: shard name %q is not a plain file name", index, f)
+		}
+		p := filepath.Join(dir, f)
+		if !slices.Contains(files, p) {
+			files = append(files, p)
+		}
+	}
+	slices.Sort(files)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("model: %s: empty weight_map", index)
+	}
+	return files, nil
+}
+
+// setVar stores data as the variable for HF tensor name.
+func (m *Model) setVar(name string, data []float32, shape []int) error {
+	scope, v, err := ScopeOf(name)
+	if err != nil {
+		return err
+	}
+	t := tensors.FromFlatDataAndDimensions(data, shape...)
+	if old := m.ctx.GetVariableByScopeAndName(scope, v); old != nil {
+		if !slices.Equal(old.Shape().Dimensions, shape) {
+			return &WeightError{Name: name, Want: old.Shape().Dimensions, Got: shape}
+		}
+		return old.SetValue(t)
+	}
+	m.ctx.InAbsPath(scope).VariableWithValue(v, t)
+	return nil
+}
+
+// Config returns the model's configuration.
+func (m *Model) Config() Config { return m.cfg }
+
+// Backend returns the GoMLX backend the model runs on.
+func (m *Model) Backend() backends.Backend { return m.backend }
+
+// Context returns the GoMLX context holding the weights (and any adapter's
+// variables). Graph builders must be given this context (or one derived
+// from it with In/Reuse), e.g. by an mlctx.Exec built on it.
+func (m *Model) Context() *mlctx.Context { return m.ctx }
+
+// SetAdapter attaches a (nil: detaches the) adapter; graphs built by the
+// model afterwards, generation included, use it.
+func (m *Model) SetAdapter(a Adapter) {
+	m.adapter = a
+	m.resetExecs()
+}
+
+// Adapter returns the attached adapter, or nil.
+func (m *Model) Adapter() Adapter { return m.adapter }
+
+func (m *Model) resetExecs() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range m.execs {
+		e.Finalize()
+	}
+	m.execs = map[string]*mlctx.Exec{}
+}
+
+// Weight returns a copy of HF tensor name as float32 values and its shape;
+// a tied lm_head.weight returns the embedding.
+func (m *Model) Weight(name string) ([]float32, []int, error) {
+	v := m.variable(name)
+	if v == nil {
+		return nil, nil, fmt.Errorf("model: no weight %q", name)
+	}
+	t, err := v.Value()
+	if err != nil {
+		return nil, nil, fmt.Errorf("model: weight %q: %w", name, err)
+	}
+	data, err := tensors.CopyFlatData[float32](t)
+	if err != nil {
+		return nil, nil, fmt.Errorf("model: weight %q: %w", name, err)
+	}
+	return data, slices.Clone(t.Shape().Dimensions), nil
+}
+
+// SetWeight replaces HF tensor name (same shape) and recompiles nothing:
+// graphs read weights as variables.
+func (m *Model) SetWeight(name string, data []float32, shape []int) error {
+	if m.variable(name) == nil {
+		return fmt.Errorf("model: no weight %q", name)
+	}
+	return m.setVar(name, data, shape)
+}
+
+// variable returns the variable for an HF tensor name (with the tied
+// fallback), or nil.
+func (m *Model) variable(name string) *mlctx.Variable {
+	for {
+		scope, v, err := ScopeOf(name)
+		if err != nil {
+			return nil
+		}
+		if x := m.ctx.GetVariableByScopeAndName(scope, v); x != nil {
+			return x
+		}
+		alt, ok := TiedFallback[name]
+		if !ok {
+			return nil
+		}
+		name = alt
+	}
+}
+
+// BaseVariables returns the model's own weights (not an adapter's), in the
+// order of Config.Weights.
+func (m *Model) BaseVariables() []*mlctx.Variable {
+	var out []*mlctx.Variable
+	for _, w := range m.cfg.Weights() {
+		if v := m.variable(w.Name); v != nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// SetBaseTrainable marks the base weights trainable (full fine-tuning) or
+// frozen (adapters only). New and Load leave them trainable.
+func (m *Model) SetBaseTrainable(trainable bool) {
+	for _, v := range m.BaseVariables() {
+		v.SetTrainable(trainable)
+	}
+}
+
+// TrainableVariables returns every trainable variable in the model's
+// context: all weights for full fine-tuning, only adapter variables once
+// the base is frozen (lora.Attach freezes it).
+func (m *Model) TrainableVariables() []*mlctx.Variable {
+	var out []*mlctx.Variable
+	for v := range m.ctx.IterVariables() {
+		if v.Trainable {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Save writes the model in HF layout to dir: config.json and a single F32
+// model.safetensors (adapters are not included; lora merges them).
+func (m *Model) Save(dir string) error {
+	var ts []NamedTensor
+	for _, w := range m.cfg.Weights() {
+		data, shape, err := m.Weight(w.Name)
+		if err != nil {
+			return err
+		}
+		ts = append(ts, NamedTensor{Name: w.Name, Shape: shape, Data: data})
+	}
+	return SaveHF(dir, m.cfg, ts)
+}
+
+// SaveHF writes cfg as config.json and ts as model.safetensors (F32) into
+// dir, creating it: the layout Load reads and transformers loads.
+func SaveHF(dir string, cfg Config, ts []NamedTensor) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("model: encode config: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), cfgJSON, 0o644); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	return WriteSafetensors(filepath.Join(dir, "model.safetensors"), ts)
+}
+
+// NumParams returns the number of scalar weights (tied embeddings counted once).
+func (m *Model) NumParams() int {
+	n := 0
+	for _, w := range m.cfg.Weights() {
+		k := 1
+		for _, d := range w.Shape {
+			k *= d
+		}
+		n += k
+	}
+	return n
+}

@@ -1,0 +1,96 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+)
+
+// TiedFallback maps a weight name to the name it falls back to when absent
+// (tied embeddings: the LM head reuses the token embedding).
+var TiedFallback = map[string]string{"lm_head.weight": "model.embed_tokens.weight"}
+
+// ScopeOf maps a Hugging Face tensor name to the GoMLX context scope and
+// variable name that hold it: "model.layers.3.self_attn.q_proj.weight" →
+// ("/model/layers/3/self_attn/q_proj", "weight"). NameOf is its inverse.
+// Loader, saver and LoRA/PEFT all go through this pair.
+func ScopeOf(hfName string) (scope, varName string, err error) {
+	parts := strings.Split(hfName, ".")
+	if len(parts) < 2 {
+		return "", "", fmt.Errorf("model: tensor name %q has no module path", hfName)
+	}
+	for _, p := range parts {
+		if p == "" || strings.Contains(p, "/") {
+			return "", "", fmt.Errorf("model: bad tensor name %q", hfName)
+		}
+	}
+	return "/" + strings.Join(parts[:len(parts)-1], "/"), parts[len(parts)-1], nil
+}
+
+// NameOf maps a context scope and variable name back to the HF tensor name.
+func NameOf(scope, varName string) (string, error) {
+	if !strings.HasPrefix(scope, "/") || len(scope) < 2 || varName == "" || strings.Contains(varName, ".") {
+		return "", fmt.Errorf("model: scope %q / variable %q is not a weight path", scope, varName)
+	}
+	parts := strings.Split(scope[1:], "/")
+	for _, p := range parts {
+		if p == "" || strings.Contains(p, ".") {
+			return "", fmt.Errorf("model: scope %q is not a weight path", scope)
+		}
+	}
+	return strings.Join(parts, ".") + "." + varName, nil
+}
+
+// layerName returns the HF name of a module in decoder layer i, e.g.
+// layerName(3, "self_attn.q_proj") = "model.layers.3.self_attn.q_proj".
+func layerName(i int, module string) string {
+	return fmt.Sprintf("model.layers.%d.%s", i, module)
+}
+
+// Projections lists the linear modules of one decoder layer by their short
+// names (as PEFT's target_modules), with their HF module path inside the layer.
+var Projections = []struct{ Short, Module string }{
+	{"q_proj", "self_attn.q_proj"}, {"k_proj", "self_attn.k_proj"},
+	{"v_proj", "self_attn.v_proj"}, {"o_proj", "self_attn.o_proj"},
+	{"gate_proj", "mlp.gate_proj"}, {"up_proj", "mlp.up_proj"}, {"down_proj", "mlp.down_proj"},
+}
+
+// WeightSpec names one tensor the model needs and its [out, in] shape.
+type WeightSpec struct {
+	Name  string
+	Shape []int
+}
+
+// Weights lists every tensor a model with config c needs, in HF names and
+// file layout. With tied embeddings lm_head.weight is not listed.
+func (c Config) Weights() []WeightSpec {
+	h, hd := c.HiddenSize, c.HeadDim
+	q, kv := c.NumAttentionHeads*hd, c.NumKeyValueHeads*hd
+	ws := []WeightSpec{{"model.embed_tokens.weight", []int{c.VocabSize, h}}}
+	for i := range c.NumHiddenLayers {
+		add := func(module string, shape ...int) {
+			ws = append(ws, WeightSpec{layerName(i, module), shape})
+		}
+		add("input_layernorm.weight", h)
+		add("self_attn.q_proj.weight", q, h)
+		add("self_attn.k_proj.weight", kv, h)
+		add("self_attn.v_proj.weight", kv, h)
+		if c.qkvBias() {
+			add("self_attn.q_proj.bias", q)
+			add("self_attn.k_proj.bias", kv)
+			add("self_attn.v_proj.bias", kv)
+		}
+		add("self_attn.o_proj.weight", h, q)
+		if c.oBias() {
+			add("self_attn.o_proj.bias", h)
+		}
+		add("post_attention_layernorm.weight", h)
+		add("mlp.gate_proj.weight", c.IntermediateSize, h)
+		add("mlp.up_proj.weight", c.IntermediateSize, h)
+		add("mlp.down_proj.weight", h, c.IntermediateSize)
+	}
+	ws = append(ws, WeightSpec{"model.norm.weight", []int{h}})
+	if !c.TieWordEmbeddings {
+		ws = append(ws, WeightSpec{"lm_head.weight", []int{c.VocabSize, h}})
+	}
+	return ws
+}
