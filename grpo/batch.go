@@ -1,0 +1,153 @@
+package grpo
+
+import (
+	"math/bits"
+
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+// row is one completion of a step with everything the loss and the logs
+// need.
+type row struct {
+	Step       int       `json:"step"`
+	Prompt     string    `json:"prompt"`
+	Completion string    `json:"completion"`
+	Answer     string    `json:"answer,omitempty"`
+	Turn       int       `json:"turn"`
+	Episode    int       `json:"episode"`
+	Rewards    []float64 `json:"rewards"`
+	Reward     float64   `json:"reward"`
+	Advantage  float64   `json:"advantage"`
+	Truncated  bool      `json:"truncated"`
+	Dropped    bool      `json:"dropped,omitempty"` // in a zero-std group left out of the loss
+
+	PromptIDs []int32 `json:"-"`
+	IDs       []int32 `json:"-"`
+}
+
+// microBatch holds the host tensors of one forward/backward pass. Shapes:
+// Tokens and Mask [B, P+C], LossMask, Weights, Old and Ref [B, C], Adv [B].
+type microBatch struct {
+	B, P, C  int
+	Rows     int // real rows; the rest is padding
+	Tokens   []int32
+	Mask     []int32
+	LossMask []float32
+	Weights  []float32
+	Adv      []float32
+	Old, Ref []float32 // nil unless needed
+}
+
+// bucket rounds n up to a power of two, so that a few graph shapes serve
+// every step; the result is at most limit when limit > 0 and n ≤ limit.
+func bucket(n, limit int) int {
+	if n < 1 {
+		n = 1
+	}
+	b := 1 << bits.Len(uint(n-1))
+	if limit > 0 && n <= limit && b > limit {
+		b = limit
+	}
+	return b
+}
+
+// packRows lays rows out as a micro-batch of batchRows rows (the rest is
+// padding with zero masks): prompts left-padded to a bucketed P, completions
+// right-padded to a bucketed C. maskTruncated zeroes the loss mask of
+// truncated completions.
+func packRows(rows []*row, batchRows, maxPrompt, maxCompletion int, maskTruncated bool) *microBatch {
+	p, c := 1, 1
+	for _, r := range rows {
+		p, c = max(p, len(r.PromptIDs)), max(c, len(r.IDs))
+	}
+	return packRowsShape(rows, batchRows, bucket(p, maxPrompt), bucket(c, maxCompletion), maskTruncated)
+}
+
+// packRowsShape is packRows with the padded sizes p and c given.
+func packRowsShape(rows []*row, batchRows, p, c int, maskTruncated bool) *microBatch {
+	l := p + c
+	mb := &microBatch{
+		B: batchRows, P: p, C: c, Rows: len(rows),
+		Tokens:   make([]int32, batchRows*l),
+		Mask:     make([]int32, batchRows*l),
+		LossMask: make([]float32, batchRows*c),
+		Adv:      make([]float32, batchRows),
+	}
+	for b, r := range rows {
+		off := b*l + p - len(r.PromptIDs)
+		copy(mb.Tokens[off:], r.PromptIDs)
+		for i := range r.PromptIDs {
+			mb.Mask[off+i] = 1
+		}
+		copy(mb.Tokens[b*l+p:], r.IDs)
+		useLoss := !r.Dropped && !(maskTruncated && r.Truncated)
+		for i := range r.IDs {
+			mb.Mask[b*l+p+i] = 1
+			if useLoss {
+				mb.LossMask[b*c+i] = 1
+			}
+		}
+		mb.Adv[b] = float32(r.Advantage)
+	}
+	return mb
+}
+
+// lossMaskRows returns the loss mask as rows.
+func (mb *microBatch) lossMaskRows() [][]float32 {
+	out := make([][]float32, mb.B)
+	for b := range out {
+		out[b] = mb.LossMask[b*mb.C : (b+1)*mb.C]
+	}
+	return out
+}
+
+// tokens returns the loss-mask count.
+func (mb *microBatch) tokens() int {
+	n := 0
+	for _, v := range mb.LossMask {
+		if v != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// setWeights fills Weights for lossType with step-wide normalizers.
+func (mb *microBatch) setWeights(lossType LossType, n StepNormalizers) {
+	w := TokenWeights(mb.lossMaskRows(), lossType, n)
+	mb.Weights = make([]float32, 0, mb.B*mb.C)
+	for _, r := range w {
+		mb.Weights = append(mb.Weights, r...)
+	}
+}
+
+// inputs returns the graph inputs of the training graph: tokens, mask,
+// loss mask, weights, advantages, then old (when withOld) and ref (when
+// withRef).
+func (mb *microBatch) inputs(withOld, withRef bool) []any {
+	l := mb.P + mb.C
+	in := []any{
+		tensors.FromFlatDataAndDimensions(mb.Tokens, mb.B, l),
+		tensors.FromFlatDataAndDimensions(mb.Mask, mb.B, l),
+		tensors.FromFlatDataAndDimensions(mb.LossMask, mb.B, mb.C),
+		tensors.FromFlatDataAndDimensions(mb.Weights, mb.B, mb.C),
+		tensors.FromFlatDataAndDimensions(mb.Adv, mb.B),
+	}
+	if withOld {
+		in = append(in, tensors.FromFlatDataAndDimensions(mb.Old, mb.B, mb.C))
+	}
+	if withRef {
+		in = append(in, tensors.FromFlatDataAndDimensions(mb.Ref, mb.B, mb.C))
+	}
+	return in
+}
+
+// logitsInputs returns tokens and mask only (for old/ref log-probs).
+func (mb *microBatch) logitsInputs() []any {
+	l := mb.P + mb.C
+	return []any{
+		tensors.FromFlatDataAndDimensions(mb.Tokens, mb.B, l),
+		tensors.FromFlatDataAndDimensions(mb.Mask, mb.B, l),
+		tensors.FromFlatDataAndDimensions(mb.LossMask, mb.B, mb.C),
+	}
+}

@@ -1,0 +1,373 @@
+package grpo
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// LossType names how per-token losses are reduced to the scalar loss. The
+// values and their formulas follow TRL v0.21.0's GRPOTrainer._compute_loss;
+// with per-token losses l, completion mask m, N rows and L =
+// MaxCompletionLength:
+//
+//	LossGRPO:   mean over rows of sum_t(l·m) / max(1, sum_t m)
+//	LossBNPO:   sum(l·m) / max(1, sum(m)), per micro-batch
+//	LossDrGRPO: sum(l·m) / (N · L)
+//	LossDAPO:   sum(l·m) / (tokens in the whole accumulated step)
+type LossType string
+
+// The loss types. BNPO and DAPO differ only with gradient accumulation: BNPO
+// normalizes each micro-batch by its own token count, DAPO by the step's.
+const (
+	LossGRPO   LossType = "grpo"
+	LossBNPO   LossType = "bnpo"
+	LossDrGRPO LossType = "dr_grpo"
+	LossDAPO   LossType = "dapo"
+)
+
+// ScaleRewards names how centred rewards are divided to make advantages.
+type ScaleRewards string
+
+// The reward scalings: by the standard deviation of the group (TRL's
+// scale_rewards=True, "group"), of the whole batch ("batch") or not at all
+// ("none", recommended by Dr. GRPO).
+const (
+	ScaleGroup ScaleRewards = "group"
+	ScaleBatch ScaleRewards = "batch"
+	ScaleNone  ScaleRewards = "none"
+)
+
+// Schedule names a learning-rate schedule after the warmup (HF
+// lr_scheduler_type).
+type Schedule string
+
+// The learning-rate schedules: linear decay to 0, half-cosine decay to 0, or
+// constant.
+const (
+	ScheduleLinear   Schedule = "linear"
+	ScheduleCosine   Schedule = "cosine"
+	ScheduleConstant Schedule = "constant"
+)
+
+// EpisodeSelect names which of the G completions of a turn continues a
+// multi-turn episode.
+type EpisodeSelect string
+
+// The episode selections: a uniformly random completion of the group
+// (seeded, so the trajectory follows the policy) or the best-rewarded one
+// (lowest index on ties).
+const (
+	SelectRandom EpisodeSelect = "random"
+	SelectBest   EpisodeSelect = "best"
+)
+
+// Config holds the GRPO hyperparameters. Field names follow TRL's GRPOConfig
+// (and HF TrainingArguments) so TRL users find their options; each field
+// gives its TRL name and default. Start from DefaultConfig: zero is a real
+// value for several fields (Beta 0 means no reference model). NewTrainer
+// calls Validate.
+//
+// One optimizer step uses BatchSize × GradientAccumulationSteps completions,
+// that is BatchSize × GradientAccumulationSteps / NumGenerations prompts
+// (episodes, for an Env).
+type Config struct {
+	// NumGenerations is G, the completions sampled per prompt. Default 8;
+	// at least 2. TRL: num_generations.
+	NumGenerations int `json:"num_generations"`
+	// BatchSize is the completions in one micro-batch (one forward and
+	// backward pass). Default 8. TRL: per_device_train_batch_size.
+	BatchSize int `json:"per_device_train_batch_size"`
+	// GradientAccumulationSteps is the micro-batches per optimizer step.
+	// Default 1. TRL: gradient_accumulation_steps.
+	GradientAccumulationSteps int `json:"gradient_accumulation_steps"`
+	// MaxSteps is the number of optimizer steps; it also sets the length of
+	// the learning-rate schedule. 0 means one pass over the Dataset (an Env
+	// needs MaxSteps > 0). Default 0. TRL: max_steps.
+	MaxSteps int `json:"max_steps"`
+	// ShuffleDataset visits the dataset in a seeded random order, a new
+	// permutation each epoch. Default true. TRL: shuffle_dataset.
+	ShuffleDataset bool `json:"shuffle_dataset"`
+
+	// MaxPromptLength is the longest prompt in tokens; longer prompts keep
+	// their last MaxPromptLength tokens (TRL truncates on the left). 0 means
+	// no limit. Default 512. TRL: max_prompt_length.
+	MaxPromptLength int `json:"max_prompt_length"`
+	// MaxCompletionLength is the most tokens generated per completion.
+	// Default 256. TRL: max_completion_length.
+	MaxCompletionLength int `json:"max_completion_length"`
+	// Temperature divides logits when sampling and when computing log-probs.
+	// Default 1.0; must be > 0. TRL: temperature.
+	Temperature float64 `json:"temperature"`
+	// TopP keeps the smallest set of tokens whose probability reaches TopP.
+	// Default 1.0 (all tokens); in (0, 1]. TRL: top_p.
+	TopP float64 `json:"top_p"`
+	// TopK keeps the K most likely tokens; 0 disables it. Default 0.
+	// TRL: top_k.
+	TopK int `json:"top_k"`
+	// MaskTruncatedCompletions leaves completions that hit
+	// MaxCompletionLength without EOS out of the loss. Default false.
+	// TRL: mask_truncated_completions.
+	MaskTruncatedCompletions bool `json:"mask_truncated_completions"`
+
+	// Beta weights the KL term (k3 estimator) against the reference model,
+	// which is the policy without its adapters (LoRA) or a frozen copy (full
+	// fine-tuning). Default 0: no reference log-probs are computed.
+	// TRL: beta.
+	Beta float64 `json:"beta"`
+	// Epsilon is the lower clip bound: ratios below 1-Epsilon are clipped.
+	// Default 0.2. TRL: epsilon.
+	Epsilon float64 `json:"epsilon"`
+	// EpsilonHigh is the upper clip bound (ratios above 1+EpsilonHigh are
+	// clipped); 0 means "same as Epsilon". DAPO recommends 0.28. Default 0.
+	// TRL: epsilon_high.
+	EpsilonHigh float64 `json:"epsilon_high"`
+	// LossType reduces per-token losses to the loss; see LossType. Default
+	// LossBNPO (TRL v0.21.0's default; later TRL versions default to dapo).
+	// TRL: loss_type.
+	LossType LossType `json:"loss_type"`
+	// ScaleRewards divides centred rewards by the group's or the batch's
+	// standard deviation (unbiased, plus 1e-4) or by nothing. Default
+	// ScaleGroup. TRL: scale_rewards.
+	ScaleRewards ScaleRewards `json:"scale_rewards"`
+	// NumIterations is μ, the optimizer steps taken on each batch of
+	// rollouts; above 1 the ratio uses the log-probs saved at generation.
+	// Default 1. TRL: num_iterations.
+	NumIterations int `json:"num_iterations"`
+	// EntropyCoef, when > 0, subtracts EntropyCoef × the mean token entropy
+	// from the loss (an entropy bonus; not in TRL). Default 0.
+	EntropyCoef float64 `json:"entropy_coef"`
+	// DropZeroStdGroups leaves groups whose rewards all tie out of the loss
+	// (their advantages are 0 anyway; this keeps them from diluting the
+	// token normalizer — DAPO's dynamic sampling without resampling).
+	// Default false.
+	DropZeroStdGroups bool `json:"drop_zero_std_groups"`
+
+	// LearningRate is the peak learning rate of AdamW. Default 1e-6.
+	// TRL: learning_rate.
+	LearningRate float64 `json:"learning_rate"`
+	// LRSchedulerType is the decay after warmup. Default ScheduleLinear.
+	// TRL: lr_scheduler_type.
+	LRSchedulerType Schedule `json:"lr_scheduler_type"`
+	// WarmupSteps is the linear warmup from 0, in optimizer steps; when 0,
+	// WarmupRatio × MaxSteps is used. Default 0. TRL: warmup_steps.
+	WarmupSteps int `json:"warmup_steps"`
+	// WarmupRatio is the warmup as a fraction of MaxSteps, in [0, 1].
+	// Default 0. TRL: warmup_ratio.
+	WarmupRatio float64 `json:"warmup_ratio"`
+	// WeightDecay is AdamW's decoupled weight decay. Default 0.
+	// TRL: weight_decay.
+	WeightDecay float64 `json:"weight_decay"`
+	// AdamBeta1 is Adam's first-moment decay. Default 0.9. TRL: adam_beta1.
+	AdamBeta1 float64 `json:"adam_beta1"`
+	// AdamBeta2 is Adam's second-moment decay. Default 0.999.
+	// TRL: adam_beta2.
+	AdamBeta2 float64 `json:"adam_beta2"`
+	// AdamEpsilon is Adam's denominator term. Default 1e-8.
+	// TRL: adam_epsilon.
+	AdamEpsilon float64 `json:"adam_epsilon"`
+	// MaxGradNorm clips the gradients' global L2 norm; 0 disables clipping.
+	// Default 1.0. TRL: max_grad_norm.
+	MaxGradNorm float64 `json:"max_grad_norm"`
+
+	// Seed seeds shuffling, sampling and episode choices; the same seed
+	// gives the same run. Default 42. TRL: seed.
+	Seed int64 `json:"seed"`
+	// LoggingSteps is how often (in optimizer steps) a progress line is
+	// written; 0 means never. Metrics go to the JSONL file every step.
+	// Default 10. TRL: logging_steps.
+	LoggingSteps int `json:"logging_steps"`
+	// SaveSteps is how often a checkpoint is written under OutputDir; 0
+	// means only at the end and on cancellation. Default 500.
+	// TRL: save_steps.
+	SaveSteps int `json:"save_steps"`
+	// OutputDir receives metrics.jsonl, rollouts.jsonl and checkpoints.
+	// Empty means nothing is written. Default "". TRL: output_dir.
+	OutputDir string `json:"output_dir"`
+	// LogCompletions writes every rollout (prompt, completion, each reward,
+	// advantage) to OutputDir/rollouts.jsonl. Default false.
+	// TRL: log_completions.
+	LogCompletions bool `json:"log_completions"`
+
+	// EpisodeSelect picks the completion that continues a multi-turn
+	// episode. Default SelectRandom.
+	EpisodeSelect EpisodeSelect `json:"episode_select"`
+	// MaxTurns caps the turns of one episode, whatever the Env says.
+	// Default 16.
+	MaxTurns int `json:"max_turns"`
+}
+
+// DefaultConfig returns TRL v0.21.0's GRPOConfig defaults, with
+// BatchSize 8 and G 8 (one prompt per step).
+func DefaultConfig() Config {
+	return Config{
+		NumGenerations:            8,
+		BatchSize:                 8,
+		GradientAccumulationSteps: 1,
+		ShuffleDataset:            true,
+		MaxPromptLength:           512,
+		MaxCompletionLength:       256,
+		Temperature:               1.0,
+		TopP:                      1.0,
+		Epsilon:                   0.2,
+		LossType:                  LossBNPO,
+		ScaleRewards:              ScaleGroup,
+		NumIterations:             1,
+		LearningRate:              1e-6,
+		LRSchedulerType:           ScheduleLinear,
+		AdamBeta1:                 0.9,
+		AdamBeta2:                 0.999,
+		AdamEpsilon:               1e-8,
+		MaxGradNorm:               1.0,
+		Seed:                      42,
+		LoggingSteps:              10,
+		SaveSteps:                 500,
+		EpisodeSelect:             SelectRandom,
+		MaxTurns:                  16,
+	}
+}
+
+// FieldError is one invalid Config field.
+type FieldError struct {
+	Field  string // Go field name, e.g. "NumGenerations"
+	Value  any    // the offending value
+	Reason string // what is required
+}
+
+// Error returns "grpo: config: Field = value: reason".
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("grpo: config: %s = %v: %s", e.Field, e.Value, e.Reason)
+}
+
+// EffectiveEpsilonHigh returns EpsilonHigh, or Epsilon when it is 0.
+func (c Config) EffectiveEpsilonHigh() float64 {
+	if c.EpsilonHigh == 0 {
+		return c.Epsilon
+	}
+	return c.EpsilonHigh
+}
+
+// PromptsPerStep returns the prompts (or episodes) sampled per optimizer
+// step: BatchSize × GradientAccumulationSteps / NumGenerations.
+func (c Config) PromptsPerStep() int {
+	if c.NumGenerations <= 0 {
+		return 0
+	}
+	return c.BatchSize * c.GradientAccumulationSteps / c.NumGenerations
+}
+
+// Validate reports every invalid field at once, joined with errors.Join;
+// each is a *FieldError. It returns nil for a valid Config.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field string, value any, reason string) {
+		errs = append(errs, &FieldError{Field: field, Value: value, Reason: reason})
+	}
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+	if c.NumGenerations < 2 {
+		bad("NumGenerations", c.NumGenerations, "must be at least 2 (advantages compare completions of one prompt)")
+	}
+	if c.BatchSize < 1 {
+		bad("BatchSize", c.BatchSize, "must be at least 1")
+	}
+	if c.GradientAccumulationSteps < 1 {
+		bad("GradientAccumulationSteps", c.GradientAccumulationSteps, "must be at least 1")
+	}
+	if c.NumGenerations >= 2 && c.BatchSize >= 1 && c.GradientAccumulationSteps >= 1 {
+		if n := c.BatchSize * c.GradientAccumulationSteps; n%c.NumGenerations != 0 {
+			bad("BatchSize", c.BatchSize, fmt.Sprintf(
+				"BatchSize × GradientAccumulationSteps = %d must be a multiple of NumGenerations (%d)", n, c.NumGenerations))
+		}
+	}
+	if c.MaxSteps < 0 {
+		bad("MaxSteps", c.MaxSteps, "must be ≥ 0 (0 means one pass over the dataset)")
+	}
+	if c.MaxPromptLength < 0 {
+		bad("MaxPromptLength", c.MaxPromptLength, "must be ≥ 0 (0 means no limit)")
+	}
+	if c.MaxCompletionLength < 1 {
+		bad("MaxCompletionLength", c.MaxCompletionLength, "must be at least 1")
+	}
+	if !(c.Temperature > 0) || !finite(c.Temperature) {
+		bad("Temperature", c.Temperature, "must be a finite number > 0")
+	}
+	if !(c.TopP > 0 && c.TopP <= 1) {
+		bad("TopP", c.TopP, "must be in (0, 1]")
+	}
+	if c.TopK < 0 {
+		bad("TopK", c.TopK, "must be ≥ 0 (0 disables top-k)")
+	}
+	if !(c.Beta >= 0) || !finite(c.Beta) {
+		bad("Beta", c.Beta, "must be a finite number ≥ 0")
+	}
+	if !(c.Epsilon > 0 && c.Epsilon < 1) {
+		bad("Epsilon", c.Epsilon, "must be in (0, 1)")
+	}
+	if !(c.EpsilonHigh >= 0) || !finite(c.EpsilonHigh) {
+		bad("EpsilonHigh", c.EpsilonHigh, "must be a finite number ≥ 0 (0 means same as Epsilon)")
+	}
+	switch c.LossType {
+	case LossGRPO, LossBNPO, LossDrGRPO, LossDAPO:
+	default:
+		bad("LossType", fmt.Sprintf("%q", c.LossType), `must be "grpo", "bnpo", "dr_grpo" or "dapo"`)
+	}
+	switch c.ScaleRewards {
+	case ScaleGroup, ScaleBatch, ScaleNone:
+	default:
+		bad("ScaleRewards", fmt.Sprintf("%q", c.ScaleRewards), `must be "group", "batch" or "none"`)
+	}
+	if c.NumIterations < 1 {
+		bad("NumIterations", c.NumIterations, "must be at least 1")
+	}
+	if !finite(c.EntropyCoef) || c.EntropyCoef < 0 {
+		bad("EntropyCoef", c.EntropyCoef, "must be a finite number ≥ 0")
+	}
+	if !(c.LearningRate >= 0) || !finite(c.LearningRate) {
+		bad("LearningRate", c.LearningRate, "must be a finite number ≥ 0")
+	}
+	switch c.LRSchedulerType {
+	case ScheduleLinear, ScheduleCosine, ScheduleConstant:
+	default:
+		bad("LRSchedulerType", fmt.Sprintf("%q", c.LRSchedulerType), `must be "linear", "cosine" or "constant"`)
+	}
+	if c.WarmupSteps < 0 {
+		bad("WarmupSteps", c.WarmupSteps, "must be ≥ 0")
+	}
+	if !(c.WarmupRatio >= 0 && c.WarmupRatio <= 1) {
+		bad("WarmupRatio", c.WarmupRatio, "must be in [0, 1]")
+	}
+	if !(c.WeightDecay >= 0) || !finite(c.WeightDecay) {
+		bad("WeightDecay", c.WeightDecay, "must be a finite number ≥ 0")
+	}
+	if !(c.AdamBeta1 >= 0 && c.AdamBeta1 < 1) {
+		bad("AdamBeta1", c.AdamBeta1, "must be in [0, 1)")
+	}
+	if !(c.AdamBeta2 >= 0 && c.AdamBeta2 < 1) {
+		bad("AdamBeta2", c.AdamBeta2, "must be in [0, 1)")
+	}
+	if !(c.AdamEpsilon > 0) || !finite(c.AdamEpsilon) {
+		bad("AdamEpsilon", c.AdamEpsilon, "must be a finite number > 0")
+	}
+	if !(c.MaxGradNorm >= 0) || !finite(c.MaxGradNorm) {
+		bad("MaxGradNorm", c.MaxGradNorm, "must be a finite number ≥ 0 (0 disables clipping)")
+	}
+	if c.LoggingSteps < 0 {
+		bad("LoggingSteps", c.LoggingSteps, "must be ≥ 0 (0 means no progress lines)")
+	}
+	if c.SaveSteps < 0 {
+		bad("SaveSteps", c.SaveSteps, "must be ≥ 0")
+	}
+	if c.LogCompletions && c.OutputDir == "" {
+		bad("LogCompletions", c.LogCompletions, "needs an OutputDir to write rollouts.jsonl to")
+	}
+	switch c.EpisodeSelect {
+	case SelectRandom, SelectBest:
+	default:
+		bad("EpisodeSelect", fmt.Sprintf("%q", c.EpisodeSelect), `must be "random" or "best"`)
+	}
+	if c.MaxTurns < 1 {
+		bad("MaxTurns", c.MaxTurns, "must be at least 1")
+	}
+	return errors.Join(errs...)
+}

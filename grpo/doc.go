@@ -1,0 +1,83 @@
+// Package grpo implements Group Relative Policy Optimization (GRPO) for
+// small language models on GoMLX: the Trainer, its Config, the Policy,
+// Dataset and Env interfaces, group advantages, the clipped loss with its
+// KL term, metrics and checkpoints, plus an SFT trainer for warm starts.
+//
+// Data flows one way: a Dataset (or an Env, for multi-turn games) gives
+// prompts; Policy.Generate samples G completions of each; the rewards
+// (package reward, run safely by reward.Evaluator) score them; GroupAdvantages
+// turns scores into advantages; the loss is built on the policy's log-probs
+// (Policy.Logits) and the reference's; AdamW updates the policy's trainable
+// variables. Nothing here knows a task; the model, LoRA and tokenizer live in
+// their own packages and meet here only in LMPolicy.
+//
+// # Usage
+//
+//	m, _ := model.Load("SmolLM2-135M-Instruct", nil)
+//	tok, _ := tokenizer.LoadDir("SmolLM2-135M-Instruct")
+//	adapter, _ := lora.Attach(m, lora.Config{R: 16, Alpha: 32})
+//	policy, _ := grpo.NewLMPolicy(m, adapter, tok, nil)
+//	cfg := grpo.DefaultConfig()
+//	cfg.MaxSteps, cfg.OutputDir = 500, "runs/gsm8k"
+//	tr, _ := grpo.NewTrainer(policy, cfg,
+//		reward.Named{Name: "correct", Weight: 1, Scorer: reward.NumericMatch(1e-6)})
+//	if path, err := grpo.LatestCheckpoint(cfg.OutputDir); err == nil {
+//		_ = tr.Resume(path)
+//	}
+//	err := tr.Train(ctx, data) // or tr.TrainEnv(ctx, env)
+//
+// # What a step does
+//
+// Every NumIterations optimizer steps the trainer draws BatchSize ×
+// GradientAccumulationSteps / NumGenerations prompts (in a seeded order,
+// fixed by Config.Seed and the step, which is the data cursor), generates
+// NumGenerations completions of each, scores them and computes advantages;
+// with Beta > 0 it computes the reference log-probs (LoRA: the base model
+// without the adapter, no second copy of the weights; full fine-tuning: a
+// frozen copy), and with NumIterations > 1 the old log-probs. Rows are
+// packed into micro-batches padded to power-of-two prompt and completion
+// lengths, so one compiled graph per shape serves every step; each
+// micro-batch runs one graph that adds its gradients and, on the last one,
+// clips their global norm and takes the AdamW step. The learning rate
+// (warmup, then linear, cosine or constant) is fed through the optimizer's
+// variable, so a schedule never recompiles.
+//
+// Each step's metrics, named as TRL logs them, go to OutputDir/metrics.jsonl
+// (see Metrics, ReadMetrics and Series for plots), a progress line goes to
+// Trainer.Progress, and with LogCompletions every rollout (prompt,
+// completion, each reward, advantage) goes to OutputDir/rollouts.jsonl.
+// Checkpoints (Save, Resume) are written atomically and hold the trainable
+// weights, the optimizer state, the RNG state, the step and the config; a
+// run resumed from one continues bit for bit as the uninterrupted run.
+//
+// # Errors and panics
+//
+// NewTrainer, Train, TrainEnv, Save, Resume, LMPolicy.Generate and
+// SFTTrainer.Step return errors. Graph builders — TokenLogProbs, TokenLoss,
+// WeightedLoss and Policy.Logits — panic on error, as GoMLX's do. A
+// panicking, NaN or hung reward never stops training: the Evaluator scores
+// it 0 and the step's metrics count it under rewards/<name>/failures.
+// Train checks its context between steps; when it ends, Train writes a
+// checkpoint and returns context.Cause(ctx).
+//
+// NewTrainer registers the two-DotGeneral gradient of internal/vjp in
+// GoMLX's process-wide table (as model.Load does).
+//
+// # Concurrency
+//
+// A Trainer, an SFTTrainer and an LMPolicy are not safe for concurrent
+// use; Config, Example and the other plain values are. Rewards are called
+// concurrently (see package reward).
+//
+// # References
+//
+// The advantages, the loss types (grpo, bnpo, dr_grpo, dapo), the clipping
+// with Epsilon and EpsilonHigh, the k3 KL estimator and the metric names
+// follow TRL v0.21.0's GRPOTrainer (commit 46d09bd2408f17605409fb3ee8ba12705add7faa);
+// tests match its numbers (../shared/golden). GRPO is from DeepSeekMath
+// (Shao et al., 2024), DAPO from Yu et al. (2025), Dr. GRPO from Liu et al.
+// (2025).
+//
+// Package grpotest has a fake Policy and TestEnv, a conformance check for
+// Env implementations.
+package grpo

@@ -1,0 +1,139 @@
+package grpo
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/lora"
+	"github.com/grpokit/grpokit/model"
+)
+
+// TestLoRAGradientsGolden is the test of the whole chain: the llama-tiny
+// model with the golden PEFT adapter gives the policy and reference
+// log-probs of the golden completions (prompt left-padded, completion
+// sliced, temperature 1), and the gradients of each loss type with respect
+// to every LoRA matrix match TRL v0.21.0's.
+func TestLoRAGradientsGolden(t *testing.T) {
+	g, ts := loadGoldenGRPO(t, "llama-tiny")
+	dir := filepath.Join(sharedDir(t), "golden", "llama-tiny")
+	m, err := model.Load(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adapter, err := lora.Load(m, filepath.Join(dir, "lora"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := NewLMPolicy(m, adapter, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := pol.TrainableVariables()
+	names := make([]string, len(vars))
+	for i, v := range vars {
+		hf, err := model.NameOf(v.Scope(), v.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight → layers.0.self_attn.q_proj.lora_A
+		hf = strings.TrimSuffix(hf, ".weight")
+		names[i] = hf[strings.Index(hf, "layers."):]
+	}
+	if len(vars) != 8 {
+		t.Fatalf("%d trainable variables, want 8 LoRA matrices: %v", len(vars), names)
+	}
+
+	// Rows exactly as TRL built them: P = 5 prompt columns, C = 8.
+	rows := make([]*row, len(g.PromptIDs))
+	for i := range rows {
+		r := &row{Advantage: g.Advantages[i]}
+		for j, id := range g.PromptIDs[i] {
+			if g.PromptMask[i][j] == 1 {
+				r.PromptIDs = append(r.PromptIDs, id)
+			}
+		}
+		for j, id := range g.CompletionIDs[i] {
+			if g.CompletionMask[i][j] == 1 {
+				r.IDs = append(r.IDs, id)
+			}
+		}
+		rows[i] = r
+	}
+	mb := packRowsShape(rows, len(rows), 5, g.MaxCompletionLength, false)
+	tokens := 0
+	for _, v := range mb.LossMask {
+		tokens += int(v)
+	}
+	spec := LossSpec{Epsilon: g.Epsilon, EpsilonHigh: g.EpsilonHigh, Beta: g.Beta}
+
+	for _, variant := range []string{"onpolicy", "offpolicy"} {
+		for _, lt := range []LossType{LossGRPO, LossBNPO, LossDrGRPO} {
+			t.Run(fmt.Sprintf("%s/%s", variant, lt), func(t *testing.T) {
+				mb.setWeights(lt, StepNormalizers{Rows: len(rows), Tokens: tokens, MicroBatch: 1, MaxCompletionLength: g.MaxCompletionLength})
+				exec, err := mlctx.NewExecAny(pol.Backend(), pol.Context(), func(ctx *mlctx.Context, in []*Node) []*Node {
+					ctx = ctx.Checked(false)
+					c := in[2].Shape().Dim(1)
+					logp, _ := policyLogProbs(ctx, pol, in[0], in[1], c, g.Temperature, false, nil)
+					ref, _ := policyLogProbs(ctx, pol, in[0], in[1], c, g.Temperature, true, nil)
+					old := StopGradient(logp)
+					if variant == "offpolicy" {
+						old = in[5]
+					}
+					terms := TokenLoss(logp, old, StopGradient(ref), in[4], nil, spec)
+					loss := WeightedLoss(terms.PerToken, in[3])
+					values := make([]*Node, len(vars))
+					for i, v := range vars {
+						values[i] = v.ValueGraph(logp.Graph())
+					}
+					return append([]*Node{logp, ref, loss}, Gradient(loss, values...)...)
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				in := mb.inputs(false, false)
+				old := ts["grpo."+variant+".old_per_token_logps"]
+				in = append(in, tensors.FromFlatDataAndDimensions(old.Data, old.Shape...))
+				outs, err := exec.Exec(in...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, name := range []string{"grpo.per_token_logps", "grpo.ref_per_token_logps"} {
+					got := tensors.MustCopyFlatData[float32](outs[i])
+					for j, want := range ts[name].Data {
+						if mb.LossMask[j] == 1 && !closeTo(float64(got[j]), float64(want), 2e-4, 0) {
+							t.Errorf("%s[%d] = %.6g, golden %.6g", name, j, got[j], want)
+						}
+					}
+				}
+				if got, want := float64(tensors.ToScalar[float32](outs[2])), g.Loss[variant][string(lt)]; !closeTo(got, want, 1e-5, 1e-4) {
+					t.Errorf("loss = %.8g, golden %.8g", got, want)
+				}
+				for i, name := range names {
+					key := fmt.Sprintf("grpo.%s.%s.grad.%s", variant, lt, name)
+					want, ok := ts[key]
+					if !ok {
+						t.Fatalf("golden has no %s", key)
+					}
+					got := tensors.MustCopyFlatData[float32](outs[3+i])
+					bad := 0
+					for j := range want.Data {
+						if !closeTo(float64(got[j]), float64(want.Data[j]), 5e-5, 1e-3) {
+							if bad < 3 {
+								t.Errorf("%s[%d] = %.6g, golden %.6g", key, j, got[j], want.Data[j])
+							}
+							bad++
+						}
+					}
+					if bad > 0 {
+						t.Errorf("%s: %d of %d values out of tolerance", key, bad, len(want.Data))
+					}
+				}
+			})
+		}
+	}
+}

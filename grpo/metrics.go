@@ -1,0 +1,240 @@
+package grpo
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Metrics is one optimizer step's figures, keyed by TRL's names: "step",
+// "loss", "reward", "reward_std", "rewards/<name>/mean", "rewards/<name>/std",
+// "rewards/<name>/failures", "frac_reward_zero_std", "kl" (when Beta > 0),
+// "entropy", "clip_ratio/low_mean", "clip_ratio/low_min",
+// "clip_ratio/high_mean", "clip_ratio/high_max", "clip_ratio/region_mean",
+// "completions/mean_length", "completions/min_length",
+// "completions/max_length", "completions/clipped_ratio",
+// "completions/{mean,min,max}_terminated_length", "learning_rate",
+// "grad_norm" (before clipping), "num_tokens", "rollouts", "step_time",
+// "generate_time", "train_time" (seconds) and "tokens_per_second".
+type Metrics map[string]float64
+
+// MetricsFile and RolloutsFile are the JSONL files the trainer writes in
+// Config.OutputDir.
+const (
+	MetricsFile  = "metrics.jsonl"
+	RolloutsFile = "rollouts.jsonl"
+)
+
+// ReadMetrics reads a metrics.jsonl file written by the trainer: one
+// Metrics per line, in step order. Lines that are not JSON objects of
+// numbers give an error naming the line.
+func ReadMetrics(path string) ([]Metrics, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("grpo: read metrics: %w", err)
+	}
+	defer f.Close()
+	var out []Metrics
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var m Metrics
+		if err := json.Unmarshal([]byte(text), &m); err != nil {
+			return nil, fmt.Errorf("grpo: read metrics: %s:%d: %w", path, line, err)
+		}
+		out = append(out, m)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("grpo: read metrics: %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// Series returns the steps and values of one metric, for plotting (for
+// example with gonum.org/v1/plot's plotter.XYs). Steps without the metric
+// are skipped.
+func Series(ms []Metrics, key string) (steps, values []float64) {
+	for _, m := range ms {
+		v, ok := m[key]
+		if !ok {
+			continue
+		}
+		steps = append(steps, m["step"])
+		values = append(values, v)
+	}
+	return steps, values
+}
+
+// outputs are the JSONL files of a run.
+type outputs struct {
+	metrics, rollouts *os.File
+}
+
+// openOutputs opens metrics.jsonl (and rollouts.jsonl when logging
+// completions) for appending; lines of steps after step (left by a run that
+// was killed after its last checkpoint) are dropped first, so a resumed run
+// writes each step once.
+func openOutputs(c Config, step int) (*outputs, error) {
+	o := &outputs{}
+	if c.OutputDir == "" {
+		return o, nil
+	}
+	if err := os.MkdirAll(c.OutputDir, 0o755); err != nil {
+		return nil, fmt.Errorf("grpo: output dir: %w", err)
+	}
+	open := func(name string) (*os.File, error) {
+		path := filepath.Join(c.OutputDir, name)
+		if err := truncateAfterStep(path, step); err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("grpo: %w", err)
+		}
+		return f, nil
+	}
+	var err error
+	if o.metrics, err = open(MetricsFile); err != nil {
+		return nil, err
+	}
+	if c.LogCompletions {
+		if o.rollouts, err = open(RolloutsFile); err != nil {
+			o.close()
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+// truncateAfterStep rewrites a JSONL file without the lines whose "step"
+// is greater than step.
+func truncateAfterStep(path string, step int) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
+	var keep []string
+	changed := false
+	for _, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+		var s struct {
+			Step *float64 `json:"step"`
+		}
+		if line == "" {
+			continue
+		}
+		if json.Unmarshal([]byte(line), &s) == nil && s.Step != nil && *s.Step > float64(step) {
+			changed = true
+			continue
+		}
+		keep = append(keep, line)
+	}
+	if !changed {
+		return nil
+	}
+	text := strings.Join(keep, "\n")
+	if text != "" {
+		text += "\n"
+	}
+	return writeFileAtomic(path, []byte(text))
+}
+
+// write appends one step's metrics, and its fresh rollouts when asked.
+func (o *outputs) write(m Metrics, rows []*row, logRollouts bool) error {
+	if o.metrics != nil {
+		data, err := json.Marshal(finiteMetrics(m))
+		if err != nil {
+			return fmt.Errorf("grpo: metrics: %w", err)
+		}
+		if _, err := o.metrics.Write(append(data, '\n')); err != nil {
+			return fmt.Errorf("grpo: metrics: %w", err)
+		}
+	}
+	if o.rollouts != nil && logRollouts {
+		for _, r := range rows {
+			r.Step = int(m["step"])
+			data, err := json.Marshal(r)
+			if err != nil {
+				return fmt.Errorf("grpo: rollouts: %w", err)
+			}
+			if _, err := o.rollouts.Write(append(data, '\n')); err != nil {
+				return fmt.Errorf("grpo: rollouts: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// finiteMetrics drops NaN and ±Inf values, which JSON cannot hold.
+func finiteMetrics(m Metrics) Metrics {
+	out := make(Metrics, len(m))
+	for k, v := range m {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func (o *outputs) close() {
+	if o.metrics != nil {
+		o.metrics.Close()
+	}
+	if o.rollouts != nil {
+		o.rollouts.Close()
+	}
+}
+
+// progressLine formats one human-readable line of a step's metrics:
+// step, reward (and each reward), loss, KL, tokens/s, step time and ETA.
+func (t *Trainer) progressLine(m Metrics, total int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "step %d/%d | reward %.3f", int(m["step"]), total, m["reward"])
+	if len(t.rewards) > 1 {
+		parts := make([]string, 0, len(t.rewards))
+		for _, r := range t.rewards {
+			parts = append(parts, fmt.Sprintf("%s %.3f", r.Name, m["rewards/"+r.Name+"/mean"]))
+		}
+		fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(&b, " | loss %.4f", m["loss"])
+	if kl, ok := m["kl"]; ok {
+		fmt.Fprintf(&b, " | kl %.4f", kl)
+	}
+	var failures float64
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if strings.HasSuffix(k, "/failures") {
+			failures += m[k]
+		}
+	}
+	if failures > 0 {
+		fmt.Fprintf(&b, " | reward failures %d", int(failures))
+	}
+	fmt.Fprintf(&b, " | %.0f tok/s | %.2fs/step", m["tokens_per_second"], m["step_time"])
+	done := t.step - t.startStep
+	if done > 0 && total > t.step {
+		per := time.Since(t.started) / time.Duration(done)
+		eta := per * time.Duration(total-t.step)
+		fmt.Fprintf(&b, " | ETA %s", eta.Round(time.Second))
+	}
+	return b.String()
+}

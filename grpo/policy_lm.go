@@ -1,0 +1,255 @@
+package grpo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/lora"
+	"github.com/grpokit/grpokit/model"
+	"github.com/grpokit/grpokit/tokenizer"
+)
+
+// ReferenceContexter is an optional interface of a Policy whose reference
+// model lives in a context of its own (full fine-tuning keeps a frozen
+// copy of the weights there). The trainer builds the reference log-probs
+// graph on that context, calling Logits with Reference set.
+type ReferenceContexter interface {
+	ReferenceContext() *mlctx.Context
+}
+
+// LMPolicy is the standard Policy: a model.Model, trained through a LoRA
+// adapter (lora.Attach or lora.Load) or fully, with a tokenizer that turns
+// examples into tokens. Its reference model is the base model without the
+// adapter (no second copy of the weights) or, for full fine-tuning, a
+// frozen copy made by NewLMPolicy.
+type LMPolicy struct {
+	model   *model.Model
+	adapter *lora.Adapter // nil: full fine-tuning
+	tok     *tokenizer.Pretrained
+	opts    LMPolicyOptions
+	ref     *model.Model // full fine-tuning's frozen copy; nil with an adapter
+}
+
+var (
+	_ Policy             = (*LMPolicy)(nil)
+	_ Saver              = (*LMPolicy)(nil)
+	_ ReferenceContexter = (*LMPolicy)(nil)
+	_ Constrained        = (*LMPolicy)(nil)
+)
+
+// LMPolicyOptions configure an LMPolicy. The zero value means defaults.
+type LMPolicyOptions struct {
+	// Constraint restricts every generated token (constrained decoding),
+	// e.g. model.NewTrie over the allowed answers. nil allows any token.
+	Constraint model.Constraint
+	// NoSpecialTokens encodes plain-text prompts without the tokenizer's
+	// post-processor (no BOS). Chat prompts always render their template.
+	NoSpecialTokens bool
+	// ChatOptions are passed to the chat template; AddGenerationPrompt is
+	// always set.
+	ChatOptions tokenizer.ChatOptions
+	// NoReference skips the frozen copy of full fine-tuning (Beta must be
+	// 0 then).
+	NoReference bool
+}
+
+// NewLMPolicy returns the policy of m. With adapter non-nil (from
+// lora.Attach or lora.Load on m) only the adapter trains; tok may be nil
+// only for a policy that never generates (log-prob tests); with adapter nil
+// every weight of m trains (m.SetBaseTrainable(true)) and, unless
+// opts.NoReference, a frozen copy of m's current weights is made for the
+// reference model. opts may be nil.
+func NewLMPolicy(m *model.Model, adapter *lora.Adapter, tok *tokenizer.Pretrained, opts *LMPolicyOptions) (*LMPolicy, error) {
+	if m == nil {
+		return nil, errors.New("grpo: NewLMPolicy: nil model")
+	}
+	p := &LMPolicy{model: m, adapter: adapter, tok: tok}
+	if opts != nil {
+		p.opts = *opts
+	}
+	if adapter == nil {
+		m.SetBaseTrainable(true)
+		if !p.opts.NoReference {
+			ref, err := model.New(m.Config(), 0, &model.Options{Backend: m.Backend()})
+			if err != nil {
+				return nil, fmt.Errorf("grpo: reference copy: %w", err)
+			}
+			for _, w := range m.Config().Weights() {
+				data, shape, err := m.Weight(w.Name)
+				if err != nil {
+					return nil, fmt.Errorf("grpo: reference copy: %w", err)
+				}
+				if err := ref.SetWeight(w.Name, data, shape); err != nil {
+					return nil, fmt.Errorf("grpo: reference copy: %w", err)
+				}
+			}
+			ref.SetBaseTrainable(false)
+			p.ref = ref
+		}
+	}
+	return p, nil
+}
+
+// Constraint returns the constraint Generate samples under (nil for none),
+// so the trainer masks the logits it trains the same way.
+func (p *LMPolicy) Constraint() model.Constraint { return p.opts.Constraint }
+
+// Model returns the policy's model.
+func (p *LMPolicy) Model() *model.Model { return p.model }
+
+// Adapter returns the LoRA adapter, nil for full fine-tuning.
+func (p *LMPolicy) Adapter() *lora.Adapter { return p.adapter }
+
+// Context returns the model's context.
+func (p *LMPolicy) Context() *mlctx.Context { return p.model.Context() }
+
+// Backend returns the model's backend.
+func (p *LMPolicy) Backend() backends.Backend { return p.model.Backend() }
+
+// TrainableVariables returns the adapter's matrices, or every weight.
+func (p *LMPolicy) TrainableVariables() []*mlctx.Variable { return p.model.TrainableVariables() }
+
+// ReferenceContext returns the frozen copy's context for full
+// fine-tuning, and the model's own context with an adapter (the reference
+// is the same weights without it).
+func (p *LMPolicy) ReferenceContext() *mlctx.Context {
+	if p.ref != nil {
+		return p.ref.Context()
+	}
+	return p.model.Context()
+}
+
+// Save writes the PEFT adapter (adapter_config.json and
+// adapter_model.safetensors) or, for full fine-tuning, the model in Hugging
+// Face layout, to dir.
+func (p *LMPolicy) Save(dir string) error {
+	if p.adapter != nil {
+		return p.adapter.Save(dir)
+	}
+	return p.model.Save(dir)
+}
+
+// PromptIDs returns the tokens of an example's prompt: messages rendered
+// with the chat template (generation prompt added), or plain text encoded
+// with the special tokens (BOS) unless NoSpecialTokens; then the last
+// maxLen tokens when maxLen > 0.
+func (p *LMPolicy) PromptIDs(ex Example, maxLen int) ([]int, error) {
+	if p.tok == nil {
+		return nil, errors.New("grpo: LMPolicy has no tokenizer")
+	}
+	var ids []int
+	if len(ex.Messages) > 0 {
+		msgs := make([]tokenizer.Message, len(ex.Messages))
+		for i, m := range ex.Messages {
+			msgs[i] = tokenizer.Message{Role: m.Role, Content: m.Content}
+		}
+		opts := p.opts.ChatOptions
+		opts.AddGenerationPrompt = true
+		text, err := p.tok.ApplyChat(msgs, opts)
+		if err != nil {
+			return nil, fmt.Errorf("grpo: chat template: %w", err)
+		}
+		ids = p.tok.Tokenizer.Encode(text, false)
+	} else {
+		ids = p.tok.Tokenizer.Encode(ex.Prompt, !p.opts.NoSpecialTokens)
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("grpo: prompt encodes to no tokens")
+	}
+	if maxLen > 0 && len(ids) > maxLen {
+		ids = ids[len(ids)-maxLen:]
+	}
+	return ids, nil
+}
+
+// Generate samples n completions per prompt with the model's KV-cache
+// generator, stopping at the tokenizer's EOS ids.
+func (p *LMPolicy) Generate(ctx context.Context, prompts []Example, n int, opts GenerateOptions) ([]Completion, error) {
+	ids := make([][]int, len(prompts))
+	for i, ex := range prompts {
+		var err error
+		if ids[i], err = p.PromptIDs(ex, opts.MaxPromptLength); err != nil {
+			return nil, fmt.Errorf("prompt %d: %w", i, err)
+		}
+	}
+	if p.tok == nil {
+		return nil, errors.New("grpo: LMPolicy has no tokenizer")
+	}
+	topP := opts.TopP
+	if topP >= 1 {
+		topP = 0
+	}
+	gen, err := p.model.Generate(ctx, ids, model.GenerateConfig{
+		MaxNewTokens:   opts.MaxCompletionLength,
+		NumGenerations: n,
+		Temperature:    opts.Temperature,
+		TopK:           opts.TopK,
+		TopP:           topP,
+		Seed:           opts.Seed,
+		StopIDs:        p.tok.EOS,
+		PadID:          p.tok.PAD,
+		Constraint:     p.opts.Constraint,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Completion, len(gen))
+	for i, c := range gen {
+		text := c.Tokens
+		if c.Stopped && len(text) > 0 {
+			text = text[:len(text)-1]
+		}
+		out[i] = Completion{
+			PromptIDs: toInt32(ids[i/n]),
+			IDs:       toInt32(c.Tokens),
+			Text:      p.tok.Tokenizer.Decode(text, true),
+			Truncated: !c.Stopped,
+		}
+	}
+	return out, nil
+}
+
+// Logits runs the model over in.Tokens with positions 0…L−1 in every row
+// (as TRL, which passes no position ids; RoPE is relative, so left padding
+// does not matter) and gathers the logits of positions P−1 … P+C−2. A
+// Gather rather than a Slice, whose gradient needs Pad, which SimpleGo
+// lacks. Graph building; panics on error.
+func (p *LMPolicy) Logits(ctx *mlctx.Context, in LogitsInputs) *graph.Node {
+	g := in.Tokens.Graph()
+	b, l := in.Tokens.Shape().Dim(0), in.Tokens.Shape().Dim(1)
+	c := l - in.PromptLen
+	pos := graph.Iota(g, shapes.Make(dtypes.Int32, b, l), 1)
+	var logits *graph.Node
+	switch {
+	case !in.Reference:
+		logits = p.model.LogitsGraph(ctx, in.Tokens, in.Mask, pos)
+	case p.ref != nil:
+		logits = p.ref.LogitsGraph(ctx, in.Tokens, in.Mask, pos)
+	default:
+		logits = p.model.BaseLogitsGraph(ctx, in.Tokens, in.Mask, pos)
+	}
+	v := logits.Shape().Dim(2)
+	idx := make([]int32, b*c)
+	for r := 0; r < b; r++ {
+		for j := 0; j < c; j++ {
+			idx[r*c+j] = int32(r*l + in.PromptLen - 1 + j)
+		}
+	}
+	flat := graph.Reshape(logits, b*l, v)
+	picked := graph.Gather(flat, graph.Reshape(graph.Const(g, idx), b*c, 1))
+	return graph.Reshape(picked, b, c, v)
+}
+
+func toInt32(xs []int) []int32 {
+	out := make([]int32, len(xs))
+	for i, x := range xs {
+		out[i] = int32(x)
+	}
+	return out
+}

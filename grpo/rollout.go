@@ -1,0 +1,273 @@
+package grpo
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/grpokit/grpokit/reward"
+)
+
+// rolloutBatch is one generation batch: its rows, packed micro-batches and
+// the rollout metrics. It is reused for NumIterations optimizer steps and
+// saved in checkpoints taken in between.
+type rolloutBatch struct {
+	Index   int
+	Rows    []*row
+	Micro   []*microBatch
+	Metrics map[string]float64 // keys starting with '_' are internal
+}
+
+// source yields the scored rows of rollout batch k, in groups of G.
+type source interface {
+	rollouts(ctx context.Context, t *Trainer, k int, tally *rewardTally) ([]*row, error)
+}
+
+// rewardTally counts reward failures over a rollout batch.
+type rewardTally struct{ failures []int }
+
+// generateOptions returns the sampling options for a seed.
+func (t *Trainer) generateOptions(seed uint64) GenerateOptions {
+	return GenerateOptions{
+		MaxPromptLength:     t.cfg.MaxPromptLength,
+		MaxCompletionLength: t.cfg.MaxCompletionLength,
+		Temperature:         t.cfg.Temperature,
+		TopP:                t.cfg.TopP,
+		TopK:                t.cfg.TopK,
+		Seed:                seed,
+	}
+}
+
+// generateAndScore samples G completions of each prompt and scores them.
+func (t *Trainer) generateAndScore(ctx context.Context, prompts []Example, turn int, episodes []int, seed uint64, tally *rewardTally) ([]*row, error) {
+	g := t.cfg.NumGenerations
+	comps, err := t.policy.Generate(ctx, prompts, g, t.generateOptions(seed))
+	if err != nil {
+		return nil, fmt.Errorf("grpo: generate: %w", err)
+	}
+	if len(comps) != len(prompts)*g {
+		return nil, fmt.Errorf("grpo: generate returned %d completions for %d prompts × %d", len(comps), len(prompts), g)
+	}
+	samples := make([]reward.Sample, len(comps))
+	rows := make([]*row, len(comps))
+	for i, c := range comps {
+		ex := prompts[i/g]
+		if len(c.IDs) == 0 {
+			return nil, fmt.Errorf("grpo: generate returned an empty completion (%d of prompt %d)", i%g, i/g)
+		}
+		samples[i] = reward.Sample{Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Turn: turn, Meta: ex.Meta}
+		rows[i] = &row{
+			Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Turn: turn, Episode: episodes[i/g],
+			Truncated: c.Truncated, PromptIDs: c.PromptIDs, IDs: c.IDs,
+		}
+	}
+	res, err := t.eval.Evaluate(ctx, samples)
+	if err != nil {
+		return nil, err
+	}
+	if tally.failures == nil {
+		tally.failures = make([]int, len(t.rewards))
+	}
+	for r, st := range res.Stats {
+		tally.failures[r] += st.Failures()
+	}
+	for i, rw := range rows {
+		rw.Reward = res.Totals[i]
+		rw.Rewards = make([]float64, len(t.rewards))
+		for r := range t.rewards {
+			rw.Rewards[r] = res.Scores[r][i]
+		}
+	}
+	return rows, nil
+}
+
+// datasetSource draws PromptsPerStep examples per rollout batch.
+type datasetSource struct{ data Dataset }
+
+func (s *datasetSource) rollouts(ctx context.Context, t *Trainer, k int, tally *rewardTally) ([]*row, error) {
+	n := t.cfg.PromptsPerStep()
+	prompts := make([]Example, n)
+	ids := make([]int, n)
+	for j := range prompts {
+		ids[j] = t.exampleIndex(k*n+j, s.data.Len())
+		ex, err := s.data.Example(ids[j])
+		if err != nil {
+			return nil, fmt.Errorf("grpo: dataset example %d: %w", ids[j], err)
+		}
+		prompts[j] = ex
+	}
+	return t.generateAndScore(ctx, prompts, 0, ids, t.seed(k, 0), tally)
+}
+
+// envSource plays PromptsPerStep episodes per rollout batch in lockstep.
+type envSource struct{ env Env }
+
+func (s *envSource) rollouts(ctx context.Context, t *Trainer, k int, tally *rewardTally) ([]*row, error) {
+	n, g := t.cfg.PromptsPerStep(), t.cfg.NumGenerations
+	eps := make([]Episode, n)
+	active := make([]int, n)
+	for j := range eps {
+		ep, err := s.env.Episode(k*n + j)
+		if err != nil {
+			return nil, fmt.Errorf("grpo: env episode %d: %w", k*n+j, err)
+		}
+		eps[j], active[j] = ep, j
+	}
+	var rows []*row
+	for turn := 0; turn < t.cfg.MaxTurns && len(active) > 0; turn++ {
+		prompts := make([]Example, len(active))
+		ids := make([]int, len(active))
+		for a, j := range active {
+			prompts[a], ids[a] = eps[j].Observe(), k*n+j
+		}
+		turnRows, err := t.generateAndScore(ctx, prompts, turn, ids, t.seed(k, turn), tally)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, turnRows...)
+		pick := rand.New(rand.NewPCG(t.seed(k, turn), 0x5eed))
+		var still []int
+		for a, j := range active {
+			group := turnRows[a*g : (a+1)*g]
+			chosen := pick.IntN(g)
+			if t.cfg.EpisodeSelect == SelectBest {
+				chosen = 0
+				for i, r := range group {
+					if r.Reward > group[chosen].Reward {
+						chosen = i
+					}
+				}
+			}
+			done, err := eps[j].Step(group[chosen].Completion)
+			if err != nil {
+				return nil, fmt.Errorf("grpo: env episode %d turn %d: %w", k*n+j, turn, err)
+			}
+			if !done {
+				still = append(still, j)
+			}
+		}
+		active = still
+	}
+	return rows, nil
+}
+
+// makeRollouts generates, scores and packs rollout batch k.
+func (t *Trainer) makeRollouts(ctx context.Context, src source, k int) (*rolloutBatch, error) {
+	var tally rewardTally
+	rows, err := src.rollouts(ctx, t, k, &tally)
+	if err != nil {
+		return nil, err
+	}
+	g := t.cfg.NumGenerations
+	totals := make([]float64, len(rows))
+	for i, r := range rows {
+		totals[i] = r.Reward
+	}
+	adv, err := GroupAdvantages(totals, g, t.cfg.ScaleRewards)
+	if err != nil {
+		return nil, err
+	}
+	lossRows := 0
+	for i, r := range rows {
+		r.Advantage = adv.Values[i]
+		r.Dropped = t.cfg.DropZeroStdGroups && adv.ZeroStd[i/g]
+		if !r.Dropped {
+			lossRows++
+		}
+	}
+	buf := &rolloutBatch{Index: k, Rows: rows, Metrics: rolloutMetrics(t, rows, adv, tally)}
+
+	bs := t.cfg.BatchSize
+	for start := 0; start < len(rows); start += bs {
+		part := rows[start:min(start+bs, len(rows))]
+		buf.Micro = append(buf.Micro, packRows(part, bs, t.cfg.MaxPromptLength, t.cfg.MaxCompletionLength, t.cfg.MaskTruncatedCompletions))
+	}
+	norm := StepNormalizers{Rows: lossRows, MicroBatch: len(buf.Micro), MaxCompletionLength: t.cfg.MaxCompletionLength}
+	for _, mb := range buf.Micro {
+		norm.Tokens += mb.tokens()
+	}
+	for _, mb := range buf.Micro {
+		mb.setWeights(t.cfg.LossType, norm)
+		if t.withOld() {
+			if mb.Old, err = t.logProbs(t.oldExec, mb); err != nil {
+				return nil, fmt.Errorf("grpo: old log-probs: %w", err)
+			}
+		}
+		if t.withRef() {
+			if mb.Ref, err = t.logProbs(t.refExec, mb); err != nil {
+				return nil, fmt.Errorf("grpo: reference log-probs: %w", err)
+			}
+		}
+	}
+	return buf, nil
+}
+
+// logProbs runs a log-probs graph on a micro-batch.
+func (t *Trainer) logProbs(exec interface {
+	Exec(args ...any) ([]*tensors.Tensor, error)
+}, mb *microBatch) ([]float32, error) {
+	outs, err := exec.Exec(mb.withAllowed(mb.logitsInputs(), t.constraint)...)
+	if err != nil {
+		return nil, err
+	}
+	return tensors.MustCopyFlatData[float32](outs[0]), nil
+}
+
+// rolloutMetrics computes TRL's reward and completion metrics of a batch.
+func rolloutMetrics(t *Trainer, rows []*row, adv Advantages, tally rewardTally) map[string]float64 {
+	m := map[string]float64{}
+	n := float64(len(rows))
+	totals := make([]float64, len(rows))
+	var stepTokens float64
+	minLen, maxLen, sumLen := math.Inf(1), 0.0, 0.0
+	minTerm, maxTerm, sumTerm, nTerm, truncated := math.Inf(1), 0.0, 0.0, 0.0, 0.0
+	for i, r := range rows {
+		totals[i] = r.Reward
+		l := float64(len(r.IDs))
+		stepTokens += l + float64(len(r.PromptIDs))
+		minLen, maxLen, sumLen = min(minLen, l), max(maxLen, l), sumLen+l
+		if r.Truncated {
+			truncated++
+		} else {
+			minTerm, maxTerm, sumTerm, nTerm = min(minTerm, l), max(maxTerm, l), sumTerm+l, nTerm+1
+		}
+	}
+	for ri, nr := range t.rewards {
+		col := make([]float64, len(rows))
+		for i, r := range rows {
+			col[i] = r.Rewards[ri]
+		}
+		mean, std := meanStdUnbiased(col)
+		m["rewards/"+nr.Name+"/mean"] = mean
+		m["rewards/"+nr.Name+"/std"] = std
+		if len(tally.failures) > ri {
+			m["rewards/"+nr.Name+"/failures"] = float64(tally.failures[ri])
+		}
+	}
+	mean, _ := meanStdUnbiased(totals)
+	m["reward"] = mean
+	var stdSum float64
+	for i := 0; i < len(rows); i += t.cfg.NumGenerations {
+		stdSum += adv.GroupStd[i]
+	}
+	m["reward_std"] = stdSum / float64(max(1, len(adv.ZeroStd)))
+	m["frac_reward_zero_std"] = adv.FracZeroStd()
+	m["completions/mean_length"] = sumLen / n
+	m["completions/min_length"] = minLen
+	m["completions/max_length"] = maxLen
+	m["completions/clipped_ratio"] = truncated / n
+	if nTerm > 0 {
+		m["completions/mean_terminated_length"] = sumTerm / nTerm
+		m["completions/min_terminated_length"] = minTerm
+		m["completions/max_terminated_length"] = maxTerm
+	} else {
+		m["completions/mean_terminated_length"] = 0
+		m["completions/min_terminated_length"] = 0
+		m["completions/max_terminated_length"] = 0
+	}
+	m["rollouts"] = n
+	m["_step_tokens"] = stepTokens
+	return m
+}

@@ -1,0 +1,44 @@
+package grpo_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/grpokit/grpokit/grpo"
+)
+
+// TestSFTLearns: supervised steps on "say cat" → "cat <eos>" drive the
+// completion-token cross-entropy down from ~log V to the bigram model's
+// floor: row "cat" must give both "cat" (after "say cat") and EOS (after
+// the answer "cat"), so the best mean loss is log 2 ≈ 0.69.
+func TestSFTLearns(t *testing.T) {
+	p := newPolicy(t)
+	cfg := smallConfig(t)
+	cfg.LearningRate = 0.05
+	s, err := grpo.NewSFTTrainer(p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch []grpo.SFTPair
+	for _, ex := range sayDataset() {
+		batch = append(batch, grpo.SFTPair{PromptIDs: p.Encode(ex.Prompt), CompletionIDs: append(p.Encode(ex.Answer), 1)})
+	}
+	var first, last float64
+	for i := 0; i < 150; i++ {
+		loss, err := s.Step(context.Background(), batch, 150)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = loss
+		}
+		last = loss
+	}
+	t.Logf("SFT loss %.3f → %.3f", first, last)
+	if first < 1.5 || last > 0.72 {
+		t.Errorf("SFT loss %.3f → %.3f; want ≈ log 7 → < 0.72 (floor log 2)", first, last)
+	}
+	if _, err := s.Step(context.Background(), []grpo.SFTPair{{PromptIDs: []int32{3}}}, 60); err == nil {
+		t.Error("empty completion accepted")
+	}
+}

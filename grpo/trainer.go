@@ -1,0 +1,358 @@
+package grpo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
+	"github.com/grpokit/grpokit/internal/vjp"
+	"github.com/grpokit/grpokit/model"
+	"github.com/grpokit/grpokit/reward"
+)
+
+// Trainer runs GRPO on a Policy. Create it with NewTrainer, optionally
+// Resume a checkpoint, then call Train (a Dataset) or TrainEnv (an Env). A
+// Trainer is not safe for concurrent use.
+type Trainer struct {
+	// Progress receives a progress line every Config.LoggingSteps steps;
+	// nil means os.Stderr. Set it before training.
+	Progress io.Writer
+	// OnStep, when set, is called after every optimizer step with that
+	// step's metrics (the object written to metrics.jsonl).
+	OnStep func(m Metrics)
+
+	cfg     Config
+	policy  Policy
+	rewards []reward.Named
+	eval    *reward.Evaluator
+	opt     gradientOptimizer
+	// constraint is the policy's sampling constraint (see Constrained);
+	// nil for none.
+	constraint model.Constraint
+
+	// Training graphs by mode: one micro-batch per step (fused), the first
+	// micro-batches of a step (accumulate), its last one (final).
+	fusedExec, accumExec, finalExec *mlctx.Exec
+	oldExec, refExec                *mlctx.Exec
+
+	// ownVars are the context's variables when the trainer was made; any
+	// other variable (optimizer state) belongs to the trainer.
+	ownVars map[*mlctx.Variable]bool
+
+	step      int           // optimizer steps done
+	numTokens float64       // prompt + completion tokens seen
+	buf       *rolloutBatch // rollouts of the current generation batch
+	perm      []int         // dataset order of permEpoch
+	permEpoch int
+	started   time.Time
+	startStep int
+}
+
+// NewTrainer returns a Trainer for policy with the named rewards (summed
+// with their weights into the reward each completion is trained on). It
+// validates cfg and registers the fast DotGeneral gradient
+// (internal/vjp) for the process.
+func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, error) {
+	if policy == nil {
+		return nil, errors.New("grpo: NewTrainer: nil Policy")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(rewards) == 0 {
+		return nil, errors.New("grpo: NewTrainer: no rewards")
+	}
+	var errs []error
+	for i, r := range rewards {
+		if r.Scorer == nil {
+			errs = append(errs, fmt.Errorf("grpo: NewTrainer: reward %d (%q) has a nil Scorer", i, r.Name))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	trainable := policy.TrainableVariables()
+	if len(trainable) == 0 {
+		return nil, errors.New("grpo: NewTrainer: the policy has no trainable variables")
+	}
+	for _, v := range trainable {
+		if !v.Trainable {
+			errs = append(errs, fmt.Errorf("grpo: NewTrainer: variable %s is listed as trainable but not marked Trainable", v.ScopeAndName()))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	vjp.Register()
+	opt, err := newOptimizer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	t := &Trainer{
+		cfg:        cfg,
+		policy:     policy,
+		rewards:    append([]reward.Named(nil), rewards...),
+		opt:        opt,
+		constraint: constraintOf(policy),
+		ownVars:    map[*mlctx.Variable]bool{},
+		permEpoch:  -1,
+	}
+	t.eval = &reward.Evaluator{Rewards: t.rewards}
+	ctx := policy.Context()
+	for v := range ctx.IterVariables() {
+		t.ownVars[v] = true
+	}
+	b := policy.Backend()
+	// Enough compiled shapes for every prompt × completion bucket.
+	const maxCache = 128
+	for _, e := range []struct {
+		exec              **mlctx.Exec
+		accumulate, apply bool
+	}{{&t.fusedExec, false, true}, {&t.accumExec, true, false}, {&t.finalExec, true, true}} {
+		// Graphs compile on first use, per shape.
+		if *e.exec, err = mlctx.NewExecAny(b, ctx, t.trainGraph(e.accumulate, e.apply)); err != nil {
+			return nil, fmt.Errorf("grpo: training graph: %w", err)
+		}
+		(*e.exec).SetMaxCache(maxCache)
+	}
+	if t.withOld() {
+		if t.oldExec, err = mlctx.NewExecAny(b, ctx, t.logProbsGraph(false)); err != nil {
+			return nil, fmt.Errorf("grpo: old log-probs graph: %w", err)
+		}
+		t.oldExec.SetMaxCache(maxCache)
+	}
+	if t.withRef() {
+		refCtx := ctx
+		if rc, ok := policy.(ReferenceContexter); ok {
+			refCtx = rc.ReferenceContext()
+		}
+		if t.refExec, err = mlctx.NewExecAny(b, refCtx, t.logProbsGraph(true)); err != nil {
+			return nil, fmt.Errorf("grpo: reference log-probs graph: %w", err)
+		}
+		t.refExec.SetMaxCache(maxCache)
+	}
+	return t, nil
+}
+
+// Config returns the trainer's configuration.
+func (t *Trainer) Config() Config { return t.cfg }
+
+// Step returns the number of optimizer steps done (restored by Resume).
+func (t *Trainer) Step() int { return t.step }
+
+// withOld reports whether old log-probs are computed at generation time.
+func (t *Trainer) withOld() bool { return t.cfg.NumIterations > 1 }
+
+// withRef reports whether reference log-probs are computed.
+func (t *Trainer) withRef() bool { return t.cfg.Beta != 0 }
+
+// Train runs GRPO on data until Config.MaxSteps optimizer steps are done
+// (or one pass over data when MaxSteps is 0). Between steps it checks ctx;
+// when ctx ends it writes a checkpoint (if OutputDir is set) and returns
+// context.Cause(ctx). It also writes a checkpoint every SaveSteps steps and
+// at the end.
+func (t *Trainer) Train(ctx context.Context, data Dataset) error {
+	if data == nil || data.Len() < 1 {
+		return errors.New("grpo: Train: empty dataset")
+	}
+	total := t.cfg.MaxSteps
+	if total == 0 {
+		total = max(1, data.Len()/t.cfg.PromptsPerStep()) * t.cfg.NumIterations
+	}
+	return t.run(ctx, &datasetSource{data: data}, total)
+}
+
+// TrainEnv runs GRPO on the episodes of env (see Env) for
+// Config.MaxSteps optimizer steps, which must be > 0. Cancellation and
+// checkpoints are as for Train.
+func (t *Trainer) TrainEnv(ctx context.Context, env Env) error {
+	if env == nil {
+		return errors.New("grpo: TrainEnv: nil Env")
+	}
+	if t.cfg.MaxSteps < 1 {
+		return errors.New("grpo: TrainEnv: Config.MaxSteps must be > 0 for an Env")
+	}
+	return t.run(ctx, &envSource{env: env}, t.cfg.MaxSteps)
+}
+
+// run is the training loop shared by Train and TrainEnv.
+func (t *Trainer) run(ctx context.Context, src source, total int) error {
+	out, err := openOutputs(t.cfg, t.step)
+	if err != nil {
+		return err
+	}
+	defer out.close()
+	t.started, t.startStep = time.Now(), t.step
+	for t.step < total {
+		if ctx.Err() != nil {
+			return t.stop(ctx)
+		}
+		m, rows, err := t.trainStep(ctx, src, total)
+		if err != nil {
+			if ctx.Err() != nil {
+				return t.stop(ctx)
+			}
+			return err
+		}
+		if err := out.write(m, rows, t.cfg.LogCompletions); err != nil {
+			return err
+		}
+		if t.cfg.LoggingSteps > 0 && (t.step%t.cfg.LoggingSteps == 0 || t.step == total) {
+			w := t.Progress
+			if w == nil {
+				w = os.Stderr
+			}
+			fmt.Fprintln(w, t.progressLine(m, total))
+		}
+		if t.OnStep != nil {
+			t.OnStep(m)
+		}
+		if t.cfg.OutputDir != "" && t.cfg.SaveSteps > 0 && t.step%t.cfg.SaveSteps == 0 {
+			if _, err := t.Save(t.cfg.OutputDir); err != nil {
+				return err
+			}
+		}
+	}
+	if t.cfg.OutputDir != "" {
+		if _, err := t.Save(t.cfg.OutputDir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stop saves a checkpoint after cancellation and returns the cause.
+func (t *Trainer) stop(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if t.cfg.OutputDir != "" {
+		if _, err := t.Save(t.cfg.OutputDir); err != nil {
+			return errors.Join(cause, err)
+		}
+	}
+	return cause
+}
+
+// trainStep takes one optimizer step: new rollouts every NumIterations
+// steps, then one pass over their micro-batches.
+func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics, []*row, error) {
+	start := time.Now()
+	var fresh []*row
+	if t.buf == nil || t.step%t.cfg.NumIterations == 0 {
+		k := t.step / t.cfg.NumIterations
+		buf, err := t.makeRollouts(ctx, src, k)
+		if err != nil {
+			return nil, nil, err
+		}
+		t.buf, fresh = buf, buf.Rows
+	}
+	genTime := time.Since(start)
+	lr := t.cfg.LearningRateAt(t.step, total)
+	if err := t.setLearningRate(lr); err != nil {
+		return nil, nil, err
+	}
+	trainStart := time.Now()
+	var loss float64
+	var stats [numStats]float64
+	lowMin, highMax := 1.0, 0.0
+	var gradNorm float64
+	for j, mb := range t.buf.Micro {
+		exec := t.accumExec
+		switch {
+		case len(t.buf.Micro) == 1:
+			exec = t.fusedExec
+		case j == len(t.buf.Micro)-1:
+			exec = t.finalExec
+		}
+		outs, err := exec.Exec(mb.withAllowed(mb.inputs(t.withOld(), t.withRef()), t.constraint)...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("grpo: step %d: %w", t.step+1, err)
+		}
+		loss += float64(tensors.ToScalar[float32](outs[0]))
+		s := tensors.MustCopyFlatData[float32](outs[1])
+		for i := range stats {
+			stats[i] += float64(s[i])
+		}
+		if tok := float64(s[statTokens]); tok > 0 {
+			lowMin = min(lowMin, float64(s[statLowClip])/tok)
+			highMax = max(highMax, float64(s[statHighClip])/tok)
+		}
+		if len(outs) > 2 {
+			gradNorm = float64(tensors.ToScalar[float32](outs[2]))
+		}
+	}
+	t.step++
+	if fresh != nil {
+		t.numTokens += t.buf.Metrics["_step_tokens"]
+	}
+	stepTime := time.Since(start)
+
+	m := Metrics{}
+	for k, v := range t.buf.Metrics {
+		if k[0] != '_' {
+			m[k] = v
+		}
+	}
+	m["step"] = float64(t.step)
+	m["loss"] = loss
+	m["learning_rate"] = lr
+	m["grad_norm"] = gradNorm
+	tok := max(1, stats[statTokens])
+	if t.withRef() {
+		m["kl"] = stats[statKL] / tok
+	}
+	m["entropy"] = stats[statEntropy] / tok
+	m["clip_ratio/low_mean"] = stats[statLowClip] / tok
+	m["clip_ratio/low_min"] = lowMin
+	m["clip_ratio/high_mean"] = stats[statHighClip] / tok
+	m["clip_ratio/high_max"] = highMax
+	m["clip_ratio/region_mean"] = stats[statRegionClip] / tok
+	m["num_tokens"] = t.numTokens
+	m["step_time"] = stepTime.Seconds()
+	m["generate_time"] = genTime.Seconds()
+	m["train_time"] = time.Since(trainStart).Seconds()
+	m["tokens_per_second"] = t.buf.Metrics["_step_tokens"] / stepTime.Seconds()
+	return m, fresh, nil
+}
+
+// setLearningRate writes lr into the optimizer's learning-rate variable.
+func (t *Trainer) setLearningRate(lr float64) error {
+	v := optimizers.LearningRateVar(t.policy.Context(), dtypes.Float32, t.cfg.LearningRate)
+	if err := v.SetValue(tensors.FromScalar(float32(lr))); err != nil {
+		return fmt.Errorf("grpo: set learning rate: %w", err)
+	}
+	return nil
+}
+
+// seed mixes the config seed with a rollout batch and a turn into a
+// sampler seed (SplitMix64 finalizer), so every step's sampling is fixed by
+// Config.Seed alone.
+func (t *Trainer) seed(batch, turn int) uint64 {
+	x := uint64(t.cfg.Seed) ^ uint64(batch+1)*0x9e3779b97f4a7c15 ^ uint64(turn+1)*0xbf58476d1ce4e5b9
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// exampleIndex returns the dataset index of the n-th example drawn.
+func (t *Trainer) exampleIndex(n, size int) int {
+	epoch, pos := n/size, n%size
+	if !t.cfg.ShuffleDataset {
+		return pos
+	}
+	if epoch != t.permEpoch {
+		r := rand.New(rand.NewPCG(uint64(t.cfg.Seed), uint64(epoch)))
+		t.perm, t.permEpoch = r.Perm(size), epoch
+	}
+	return t.perm[pos]
+}
