@@ -1,0 +1,317 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/grpokit/grpokit/envs/gsm8k"
+	"github.com/grpokit/grpokit/examples/internal/exkit"
+	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/reward"
+)
+
+// config is the GSM8K example's settings.
+type config struct {
+	exkit.Config
+	// MaxCompletion is the most tokens generated per answer.
+	MaxCompletion int `json:"max_completion"`
+	// Plain gives the tiny model the seed's chat prompt (system prompt and
+	// question) instead of the bare question.
+	Plain bool `json:"plain_prompt"`
+	// Stdout receives the report; nil means os.Stdout (tests set it).
+	Stdout io.Writer `json:"-"`
+}
+
+// defaults are the settings of `go run ./examples/gsm8k`.
+func defaults() config {
+	return config{Config: exkit.Config{
+		Train: "full", LoRARank: 8, Steps: 30, Generations: 8, Prompts: 2,
+		LR: 2e-4, Temperature: 1, SFTSteps: 80, Eval: 30,
+		Out: filepath.Join("runs", "gsm8k"), Seed: 1,
+	}, MaxCompletion: 80}
+}
+
+func parse(cfg *config, args []string) error {
+	return exkit.Parse("gsm8k", cfg, &cfg.Config, func(fs *flag.FlagSet) {
+		fs.BoolVar(&cfg.Plain, "plain-prompt", cfg.Plain, "give the tiny model the seed's chat prompt, not the bare question")
+		fs.IntVar(&cfg.MaxCompletion, "max-completion", cfg.MaxCompletion, "most tokens per answer")
+	}, args)
+}
+
+// dataDir returns -data, else ../shared/data/gsm8k from the repository root.
+func dataDir(cfg config) string {
+	if cfg.Data != "" {
+		return cfg.Data
+	}
+	return filepath.Join(exkit.RepoRoot(), "..", "shared", "data", "gsm8k")
+}
+
+// loadData reads train.jsonl and test.jsonl from dir.
+func loadData(dir string) (train, test []gsm8k.Example, err error) {
+	for _, f := range []struct {
+		name string
+		dst  *[]gsm8k.Example
+	}{{"train.jsonl", &train}, {"test.jsonl", &test}} {
+		path := filepath.Join(dir, f.name)
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("gsm8k: data file %s not found: give -data a folder holding train.jsonl and test.jsonl (GSM8K from github.com/openai/grade-school-math)", path)
+		}
+		if *f.dst, err = gsm8k.Load(path); err != nil {
+			return nil, nil, err
+		}
+	}
+	return train, test, nil
+}
+
+var (
+	letters = regexp.MustCompile(`\p{L}+`)
+	calc    = regexp.MustCompile(`<<[^>]*>>`)
+)
+
+// tinyModel is the embedded default: 2 layers of width 96 and a tokenizer
+// in which the 300 most frequent words of the questions, the format's tags
+// and the prompt's words are single tokens.
+func tinyModel(train []gsm8k.Example) exkit.Tiny {
+	counts := map[string]int{}
+	for _, ex := range train {
+		for _, w := range letters.FindAllString(ex.Question+" "+ex.Solution, -1) {
+			counts[w]++
+		}
+	}
+	words := make([]string, 0, len(counts))
+	for w := range counts {
+		words = append(words, w)
+	}
+	sort.Slice(words, func(i, j int) bool {
+		if counts[words[i]] != counts[words[j]] {
+			return counts[words[i]] > counts[words[j]]
+		}
+		return words[i] < words[j]
+	})
+	words = words[:min(300, len(words))]
+	words = append(words, "user", "assistant", "system", "<reasoning", "<answer", "</", ">\n", "reasoning", "answer",
+		"Respond", "following", "format", "Question")
+	slices.Sort(words)
+	return exkit.Tiny{Words: slices.Compact(words), Hidden: 96, Layers: 2, Heads: 4, Intermediate: 256, MaxPositions: 512}
+}
+
+// target is the warm-start completion of ex: the last step of its worked
+// solution (calculator notes removed, at most 24 words) as the reasoning,
+// then the gold number, in the seed's strict format.
+func target(ex gsm8k.Example) string {
+	sol := ex.Solution
+	if i := strings.LastIndex(sol, "####"); i >= 0 {
+		sol = sol[:i]
+	}
+	lines := strings.Split(strings.TrimSpace(calc.ReplaceAllString(sol, "")), "\n")
+	words := strings.Fields(lines[len(lines)-1])
+	reasoning := strings.Join(words[:min(24, len(words))], " ")
+	return "<reasoning>\n" + reasoning + "\n</reasoning>\n<answer>\n" + ex.Answer + "\n</answer>\n"
+}
+
+// example is the prompt of ex: the seed's system prompt and the question
+// as a chat, or for the tiny model (compact) just the question, which keeps
+// its forward passes short.
+func example(ex gsm8k.Example, compact bool) grpo.Example {
+	if compact {
+		return grpo.Example{Prompt: "Question: " + ex.Question + "\n", Answer: ex.Answer}
+	}
+	chat := gsm8k.Chat(ex.Question)
+	msgs := make([]grpo.Message, len(chat))
+	for i, m := range chat {
+		msgs[i] = grpo.Message{Role: m.Role, Content: m.Content}
+	}
+	return grpo.Example{Messages: msgs, Prompt: ex.Question, Answer: ex.Answer}
+}
+
+// scores is one evaluation: accuracy and the mean of each seed reward on
+// greedy answers to held-out problems.
+type scores struct {
+	Step    int                `json:"step"`
+	Report  gsm8k.Report       `json:"report"`
+	Rewards map[string]float64 `json:"rewards"`
+}
+
+func run(ctx context.Context, cfg config) error {
+	out := cfg.Stdout
+	if out == nil {
+		out = os.Stdout
+	}
+	if err := cfg.Validate("gsm8k"); err != nil {
+		return err
+	}
+	if cfg.MaxCompletion < 8 {
+		return fmt.Errorf("gsm8k: -max-completion %d: want ≥ 8", cfg.MaxCompletion)
+	}
+	train, test, err := loadData(dataDir(cfg))
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return fmt.Errorf("gsm8k: %w", err)
+	}
+	start := time.Now()
+	s, err := exkit.Load("gsm8k", &cfg.Config, tinyModel(train))
+	if err != nil {
+		return err
+	}
+	compact := s.Tiny && !cfg.Plain
+	policy, err := s.Policy(&cfg.Config, nil)
+	if err != nil {
+		return fmt.Errorf("gsm8k: %w", err)
+	}
+	fmt.Fprintf(out, "gsm8k: model %s (%d parameters, %s training), tokenizer vocabulary %d; %d train / %d test problems\n",
+		s.Dir, s.Model.NumParams(), cfg.Train, s.Tok.Tokenizer.VocabSize(), len(train), len(test))
+
+	if s.Tiny && cfg.SFTSteps > 0 {
+		pairs := make([]exkit.Pair, len(train))
+		for i, ex := range train {
+			pairs[i] = exkit.Pair{Prompt: example(ex, compact), Target: target(ex)}
+		}
+		fmt.Fprintf(out, "\nwarm start: %d supervised steps on the answer format\n", cfg.SFTSteps)
+		if err := exkit.SFT(ctx, s, policy, pairs, cfg.SFTSteps, 16, 3e-3, cfg.Seed, progress(cfg, out)); err != nil {
+			return fmt.Errorf("gsm8k: %w", err)
+		}
+	}
+	held := test[:min(cfg.Eval, len(test))]
+	evaluate := func(step int) (scores, error) {
+		exs := make([]grpo.Example, len(held))
+		for i, ex := range held {
+			exs[i] = example(ex, compact)
+		}
+		comps, err := exkit.Greedy(ctx, policy, exs, cfg.MaxCompletion, 16)
+		if err != nil {
+			return scores{}, fmt.Errorf("gsm8k: %w", err)
+		}
+		rep, err := gsm8k.Evaluate(held, comps)
+		if err != nil {
+			return scores{}, err
+		}
+		sc := scores{Step: step, Report: rep, Rewards: map[string]float64{}}
+		for _, r := range gsm8k.Rewards() {
+			for i, c := range comps {
+				sc.Rewards[r.Name] += r.Scorer.Score(reward.Sample{Prompt: held[i].Question, Completion: c, Answer: held[i].Answer}) / float64(len(comps))
+			}
+		}
+		if len(comps) > 0 {
+			fmt.Fprintf(out, "sample answer to %q…:\n%s\n", truncate(held[0].Question, 60), truncate(comps[0], 300))
+		}
+		return sc, appendJSON(filepath.Join(cfg.Out, "eval.jsonl"), sc)
+	}
+	fmt.Fprintf(out, "\nevaluating on %d held-out problems (greedy)\n", len(held))
+	before, err := evaluate(0)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(out, "before GRPO: ", before.Report)
+
+	gc := grpo.DefaultConfig()
+	gc.NumGenerations = cfg.Generations
+	gc.BatchSize = cfg.Generations * cfg.Prompts
+	gc.MaxSteps = cfg.Steps
+	gc.MaxPromptLength = 256
+	gc.MaxCompletionLength = cfg.MaxCompletion
+	gc.Temperature = cfg.Temperature
+	gc.LearningRate = cfg.LR
+	gc.LRSchedulerType = grpo.ScheduleConstant
+	gc.Beta = cfg.Beta
+	gc.Seed = cfg.Seed
+	gc.OutputDir = cfg.Out
+	gc.SaveSteps = 0
+	gc.LoggingSteps = 5
+	if cfg.Quiet {
+		gc.LoggingSteps = 0
+	}
+	trainer, err := grpo.NewTrainer(policy, gc, gsm8k.Rewards()...)
+	if err != nil {
+		return fmt.Errorf("gsm8k: %w", err)
+	}
+	trainer.Progress = out
+	data := make(grpo.SliceDataset, len(train))
+	for i, ex := range train {
+		data[i] = example(ex, compact)
+	}
+	fmt.Fprintf(out, "\nGRPO: %d steps × %d problems × %d samples, lr %g\n", cfg.Steps, cfg.Prompts, cfg.Generations, cfg.LR)
+	trainStart := time.Now()
+	trainErr := error(nil)
+	if cfg.Steps > 0 {
+		trainErr = trainer.Train(ctx, data)
+	}
+	trainTime := time.Since(trainStart)
+	if cfg.Steps > 0 {
+		if err := plot(cfg.Out); err != nil {
+			fmt.Fprintln(out, "gsm8k: plot:", err)
+		}
+	}
+	if trainErr != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(out, "\ngsm8k: interrupted after %d steps (%s); checkpoint and metrics are in %s\n",
+				trainer.Step(), trainTime.Round(time.Second), cfg.Out)
+			return nil
+		}
+		return trainErr
+	}
+	after, err := evaluate(trainer.Step())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "after %d GRPO steps (%s training, %s in all): %s", trainer.Step(),
+		trainTime.Round(time.Second), time.Since(start).Round(time.Second), after.Report)
+	fmt.Fprintf(out, "\n%-22s %8s %8s\n", "greedy, held-out", "before", "after")
+	for _, r := range gsm8k.Rewards() {
+		fmt.Fprintf(out, "%-22s %8.3f %8.3f\n", "reward "+r.Name, before.Rewards[r.Name], after.Rewards[r.Name])
+	}
+	fmt.Fprintf(out, "%-22s %7.1f%% %7.1f%%\n", "strict accuracy", 100*before.Report.StrictAccuracy, 100*after.Report.StrictAccuracy)
+	fmt.Fprintf(out, "%-22s %7.1f%% %7.1f%%\n", "lenient accuracy", 100*before.Report.LenientAccuracy, 100*after.Report.LenientAccuracy)
+	fmt.Fprintf(out, "outputs in %s: metrics.jsonl, reward.png, eval.jsonl, checkpoints\n", cfg.Out)
+	return nil
+}
+
+func progress(cfg config, out io.Writer) io.Writer {
+	if cfg.Quiet {
+		return nil
+	}
+	return out
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+func appendJSON(path string, v any) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("gsm8k: %w", err)
+	}
+	line, _ := json.Marshal(v)
+	_, err = f.Write(append(line, '\n'))
+	return errors.Join(err, f.Close())
+}
+
+// plot draws the total reward and each seed reward per step.
+func plot(dir string) error {
+	keys := []string{"reward"}
+	for _, r := range gsm8k.Rewards() {
+		keys = append(keys, "rewards/"+r.Name+"/mean")
+	}
+	lines, err := exkit.MetricLines(filepath.Join(dir, grpo.MetricsFile), 0, keys...)
+	if err != nil {
+		return err
+	}
+	return exkit.PlotLines(filepath.Join(dir, "reward.png"), "gsm8k: mean rewards per GRPO step", "step", "reward", lines...)
+}

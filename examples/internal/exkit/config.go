@@ -1,0 +1,180 @@
+package exkit
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Config holds the settings every example shares. Zero fields mean the
+// example's defaults (see each example's defaults function); JSON names are
+// the flag names.
+type Config struct {
+	// Model is a Hugging Face model folder (config.json, model.safetensors,
+	// tokenizer.json); "" builds the tiny embedded model.
+	Model string `json:"model"`
+	// Backend names the GoMLX backend ("go", "xla:cpu", "xla:cuda"); ""
+	// uses $GOMLX_BACKEND, else the pure-Go backend.
+	Backend string `json:"backend"`
+	// Train is "full" (every weight trains) or "lora".
+	Train string `json:"train"`
+	// LoRARank is the LoRA rank r (alpha is 2r).
+	LoRARank int `json:"lora_rank"`
+	// Steps is the number of GRPO optimizer steps.
+	Steps int `json:"steps"`
+	// Generations is G, the completions sampled per prompt.
+	Generations int `json:"generations"`
+	// Prompts is the prompts (episodes) per optimizer step.
+	Prompts int `json:"prompts"`
+	// LR is the peak learning rate.
+	LR float64 `json:"lr"`
+	// Beta weights the KL penalty; 0 keeps no reference model.
+	Beta float64 `json:"beta"`
+	// Temperature is the sampling temperature during training.
+	Temperature float64 `json:"temperature"`
+	// SFTSteps is the supervised warm-start steps of the tiny model (tasks
+	// that need an answer format); -1 means none.
+	SFTSteps int `json:"sft_steps"`
+	// Eval is the number of held-out examples (games) evaluated before and
+	// after training.
+	Eval int `json:"eval"`
+	// Out is the output folder (metrics, plots, checkpoints, tiny model).
+	Out string `json:"out"`
+	// Seed seeds model init, data and sampling.
+	Seed int64 `json:"seed"`
+	// Data is the task's data folder or file, where the task has one.
+	Data string `json:"data"`
+	// Quiet turns off progress lines.
+	Quiet bool `json:"quiet"`
+}
+
+// Register binds the flags of cfg in fs, with cfg's current values as
+// defaults. Call it with the example's defaults filled in.
+func (c *Config) Register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Model, "model", c.Model, "Hugging Face model folder (config.json, model.safetensors, tokenizer.json); empty builds the tiny embedded model")
+	fs.StringVar(&c.Backend, "backend", c.Backend, "GoMLX backend: go, xla:cpu or xla:cuda (default $GOMLX_BACKEND, else go)")
+	fs.StringVar(&c.Train, "train", c.Train, "what trains: full (every weight) or lora")
+	fs.IntVar(&c.LoRARank, "lora-rank", c.LoRARank, "LoRA rank r (alpha = 2r) with -train lora")
+	fs.IntVar(&c.Steps, "steps", c.Steps, "GRPO optimizer steps")
+	fs.IntVar(&c.Generations, "generations", c.Generations, "completions sampled per prompt (G)")
+	fs.IntVar(&c.Prompts, "prompts", c.Prompts, "prompts per optimizer step")
+	fs.Float64Var(&c.LR, "lr", c.LR, "peak learning rate")
+	fs.Float64Var(&c.Beta, "beta", c.Beta, "KL weight (0: no reference model)")
+	fs.Float64Var(&c.Temperature, "temperature", c.Temperature, "sampling temperature while training")
+	fs.IntVar(&c.SFTSteps, "sft-steps", c.SFTSteps, "supervised warm-start steps for the tiny model (-1: none)")
+	fs.IntVar(&c.Eval, "eval", c.Eval, "held-out examples evaluated before and after training")
+	fs.StringVar(&c.Out, "out", c.Out, "output folder")
+	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed")
+	fs.StringVar(&c.Data, "data", c.Data, "task data (file or folder)")
+	fs.BoolVar(&c.Quiet, "quiet", c.Quiet, "no progress lines")
+}
+
+// Parse parses args into cfg (which holds the defaults): flags, then, when
+// -config names a JSON file, that file's fields, then again the flags given
+// explicitly, so that a flag beats the file and the file beats defaults.
+// extra, if not nil, registers task-specific flags on the same FlagSet.
+func Parse(name string, cfg any, common *Config, extra func(fs *flag.FlagSet), args []string) error {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	configFile := fs.String("config", "", "JSON file with settings (flag names as keys); flags given on the command line win")
+	common.Register(fs)
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%s: unexpected arguments %q", name, fs.Args())
+	}
+	if *configFile == "" {
+		return nil
+	}
+	data, err := os.ReadFile(*configFile)
+	if err != nil {
+		return fmt.Errorf("%s: config: %w", name, err)
+	}
+	if err := decodeStrict(data, cfg); err != nil {
+		return fmt.Errorf("%s: config %s: %w", name, *configFile, err)
+	}
+	// Parsing args again re-applies the flags given on the command line,
+	// so that they win over the file.
+	return fs.Parse(args)
+}
+
+// decodeStrict decodes JSON into v, rejecting unknown fields so that a typo
+// in a config file is an error, not a silently ignored setting.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON object")
+	}
+	return nil
+}
+
+// Validate checks the shared fields.
+func (c *Config) Validate(name string) error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(name+": "+format, args...)) }
+	switch c.Train {
+	case "full", "lora":
+	default:
+		bad("-train %q: want full or lora", c.Train)
+	}
+	if c.Train == "lora" && c.LoRARank < 1 {
+		bad("-lora-rank %d: want ≥ 1", c.LoRARank)
+	}
+	if c.Steps < 0 {
+		bad("-steps %d: want ≥ 0", c.Steps)
+	}
+	if c.Generations < 2 {
+		bad("-generations %d: want ≥ 2", c.Generations)
+	}
+	if c.Prompts < 1 {
+		bad("-prompts %d: want ≥ 1", c.Prompts)
+	}
+	if !(c.LR >= 0) {
+		bad("-lr %g: want ≥ 0", c.LR)
+	}
+	if !(c.Temperature > 0) {
+		bad("-temperature %g: want > 0", c.Temperature)
+	}
+	if c.Eval < 1 {
+		bad("-eval %d: want ≥ 1", c.Eval)
+	}
+	if c.Out == "" {
+		bad("-out is empty")
+	}
+	if c.Model != "" {
+		if st, err := os.Stat(c.Model); err != nil || !st.IsDir() {
+			bad("-model %s: not a folder", c.Model)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RepoRoot walks up from the working directory to the folder holding
+// go.mod; "" when there is none.
+func RepoRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,108 @@
+package exkit
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/lora"
+	"github.com/grpokit/grpokit/model"
+	"github.com/grpokit/grpokit/tokenizer"
+)
+
+// Tiny describes the embedded model an example builds when no -model is
+// given: a Llama-shaped decoder with random weights and a byte-level BPE
+// tokenizer in which each of Words is one token.
+type Tiny struct {
+	Words        []string // words (pre-token pieces) that get a token each
+	Hidden       int      // hidden_size
+	Layers       int      // num_hidden_layers
+	Heads        int      // num_attention_heads (= key/value heads)
+	Intermediate int      // intermediate_size
+	MaxPositions int      // max_position_embeddings
+}
+
+// Setup is the model a run trains: loaded from a folder or built tiny.
+type Setup struct {
+	Model   *model.Model
+	Tok     *tokenizer.Pretrained
+	Adapter *lora.Adapter // nil for full fine-tuning
+	Dir     string        // the model folder (the tiny model's is under Out)
+	Tiny    bool          // built from scratch
+}
+
+// Load prepares the model of c: the folder c.Model, or the tiny model
+// described by tiny, written in Hugging Face layout to c.Out/tiny-model
+// and read back with the same loaders. With c.Train "lora" it attaches a
+// LoRA adapter. name prefixes errors.
+func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
+	if c.Backend != "" {
+		// The backend is chosen by GOMLX_BACKEND inside grpokit.
+		if err := os.Setenv("GOMLX_BACKEND", c.Backend); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	s := &Setup{Dir: c.Model}
+	if c.Model == "" {
+		s.Dir, s.Tiny = filepath.Join(c.Out, "tiny-model"), true
+		if err := tokenizer.WriteTinyDir(s.Dir, tiny.Words); err != nil {
+			return nil, fmt.Errorf("%s: tiny tokenizer: %w", name, err)
+		}
+	} else if _, err := os.Stat(filepath.Join(c.Model, "tokenizer.json")); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: model folder %s has no tokenizer.json (download the whole repository, e.g. hf download HuggingFaceTB/SmolLM2-135M-Instruct --local-dir %s)", name, c.Model, c.Model)
+	}
+	tok, err := tokenizer.LoadDir(s.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(tok.EOS) == 0 {
+		return nil, fmt.Errorf("%s: tokenizer in %s has no EOS token (tokenizer_config.json eos_token)", name, s.Dir)
+	}
+	s.Tok = tok
+	if s.Tiny {
+		cfg := model.Config{
+			ModelType: "llama", VocabSize: tok.Tokenizer.VocabSize(),
+			HiddenSize: tiny.Hidden, IntermediateSize: tiny.Intermediate,
+			NumHiddenLayers: tiny.Layers, NumAttentionHeads: tiny.Heads, NumKeyValueHeads: tiny.Heads,
+			HeadDim: tiny.Hidden / tiny.Heads, MaxPositionEmbeddings: tiny.MaxPositions,
+			RMSNormEps: 1e-5, RopeTheta: 10000, TieWordEmbeddings: true, HiddenAct: "silu",
+			BOSTokenID: -1, EOSTokenIDs: tok.EOS[:1],
+		}
+		m, err := model.New(cfg, uint64(c.Seed), nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: tiny model: %w", name, err)
+		}
+		if err := m.Save(s.Dir); err != nil {
+			return nil, fmt.Errorf("%s: save tiny model: %w", name, err)
+		}
+		s.Model = m
+	} else {
+		m, err := model.Load(s.Dir, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		s.Model = m
+	}
+	if c.Train == "lora" {
+		a, err := lora.Attach(s.Model, lora.Config{R: c.LoRARank, Alpha: float64(2 * c.LoRARank), Seed: uint64(c.Seed)})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		s.Adapter = a
+	}
+	return s, nil
+}
+
+// Policy returns the GRPO policy over the setup; constraint may be nil.
+func (s *Setup) Policy(c *Config, constraint model.Constraint) (*grpo.LMPolicy, error) {
+	return grpo.NewLMPolicy(s.Model, s.Adapter, s.Tok, &grpo.LMPolicyOptions{
+		Constraint:  constraint,
+		NoReference: c.Beta == 0,
+	})
+}
+
+// Encode returns the ids of text without special tokens.
+func (s *Setup) Encode(text string) []int { return s.Tok.Tokenizer.Encode(text, false) }

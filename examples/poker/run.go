@@ -1,0 +1,301 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/grpokit/grpokit/envs/poker"
+	"github.com/grpokit/grpokit/examples/internal/exkit"
+	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/model"
+)
+
+// config is the poker example's settings: the shared ones and the task's.
+type config struct {
+	exkit.Config
+	// Plain gives the tiny model the full English instruction of
+	// poker.Prompt instead of the bare hand.
+	Plain bool `json:"plain_prompt"`
+	// TimeLimit stops training after this long (then the final evaluation
+	// runs); 0 means no limit. JSON: a Go duration string ("25m").
+	TimeLimit duration `json:"time_limit"`
+	// Stdout receives the report; nil means os.Stdout (tests set it).
+	Stdout io.Writer `json:"-"`
+}
+
+// defaults are the settings of `go run ./examples/poker`.
+func defaults() config {
+	return config{Config: exkit.Config{
+		Train: "full", LoRARank: 8, Steps: 3000, Generations: 8, Prompts: 16,
+		LR: 1e-3, Temperature: 1, SFTSteps: -1, Eval: 270,
+		Out: filepath.Join("runs", "poker"), Seed: 1,
+	}, TimeLimit: duration(25 * time.Minute)}
+}
+
+func parse(cfg *config, args []string) error {
+	return exkit.Parse("poker", cfg, &cfg.Config, func(fs *flag.FlagSet) {
+		fs.BoolVar(&cfg.Plain, "plain-prompt", cfg.Plain, "give the tiny model poker.Prompt's English instruction, not the bare hand")
+		fs.Var(&cfg.TimeLimit, "time", "stop training after this long, then evaluate (0: no limit)")
+	}, args)
+}
+
+// tinyModel is the embedded default: 2 layers, width 64, and a tokenizer in
+// which every label word is one token and a card is three (space, rank,
+// suit).
+func tinyModel() exkit.Tiny {
+	words := []string{"user", "assistant", "system"}
+	for _, l := range poker.Labels() {
+		words = append(words, strings.Fields(l)...)
+	}
+	slices.Sort(words)
+	return exkit.Tiny{Words: slices.Compact(words), Hidden: 64, Layers: 2, Heads: 4, Intermediate: 256, MaxPositions: 256}
+}
+
+// handText writes a hand for the tiny model: its cards sorted by rank then
+// suit ("2c 5d 9h Kh As"), so that pairs sit side by side.
+func handText(h poker.Hand) string {
+	cs := h[:]
+	slices.SortFunc(cs, func(a, b poker.Card) int {
+		if a.Rank != b.Rank {
+			return int(a.Rank) - int(b.Rank)
+		}
+		return int(a.Suit) - int(b.Suit)
+	})
+	return poker.Hand(cs).String()
+}
+
+// hands is the training Dataset: example i is a uniformly random hand of
+// class i mod 9, drawn from a seed made of the run's seed and i, so every
+// class is equally frequent and the same index always gives the same hand.
+type hands struct {
+	seed   uint64
+	n      int
+	prompt func(poker.Hand) grpo.Example
+}
+
+func (d hands) Len() int { return d.n }
+
+func (d hands) Example(i int) (grpo.Example, error) {
+	if i < 0 || i >= d.n {
+		return grpo.Example{}, fmt.Errorf("poker: example %d out of range", i)
+	}
+	c := poker.Class(i % poker.NumClasses)
+	h := poker.NewSampler(d.seed ^ uint64(i+1)*0x9e3779b97f4a7c15).Hand(c)
+	ex := d.prompt(h)
+	ex.Answer = c.String()
+	return ex, nil
+}
+
+// result is one evaluation, as written to eval.json.
+type result struct {
+	Step          int                `json:"step"`
+	Accuracy      float64            `json:"accuracy"`
+	MacroAccuracy float64            `json:"macro_accuracy"`
+	ValidShare    float64            `json:"valid_share"`
+	PerClass      map[string]float64 `json:"per_class"`
+	Seconds       float64            `json:"seconds"`
+}
+
+func run(ctx context.Context, cfg config) error {
+	out := cfg.Stdout
+	if out == nil {
+		out = os.Stdout
+	}
+	if err := cfg.Validate("poker"); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return fmt.Errorf("poker: %w", err)
+	}
+	start := time.Now()
+	s, err := exkit.Load("poker", &cfg.Config, tinyModel())
+	if err != nil {
+		return err
+	}
+	// The model may say exactly one label, then EOS.
+	var seqs [][]int
+	maxLabel := 0
+	for _, l := range poker.Labels() {
+		ids := s.Encode(l)
+		seqs = append(seqs, ids)
+		maxLabel = max(maxLabel, len(ids))
+	}
+	policy, err := s.Policy(&cfg.Config, model.NewTrie(seqs, s.Tok.EOS[0]))
+	if err != nil {
+		return fmt.Errorf("poker: %w", err)
+	}
+	prompt := func(h poker.Hand) grpo.Example {
+		if s.Tiny && !cfg.Plain {
+			// The bare hand, no chat template: 15 tokens, so every
+			// forward pass is short.
+			return grpo.Example{Prompt: handText(h) + "\n"}
+		}
+		text := poker.Prompt(h)
+		return grpo.Example{Messages: []grpo.Message{{Role: "user", Content: text}}, Prompt: text}
+	}
+	fmt.Fprintf(out, "poker: model %s (%d parameters, %s training), tokenizer vocabulary %d\n",
+		s.Dir, s.Model.NumParams(), cfg.Train, s.Tok.Tokenizer.VocabSize())
+
+	// Held-out hands: a sampler seed the training set never uses.
+	test := poker.NewSampler(uint64(cfg.Seed) + 1_000_003).Batch(cfg.Eval)
+	evaluate := func(step int) (poker.Report, error) {
+		t0 := time.Now()
+		exs := make([]grpo.Example, len(test))
+		truths := make([]poker.Class, len(test))
+		for i, ex := range test {
+			exs[i], truths[i] = prompt(ex.Hand), ex.Class
+		}
+		preds, err := exkit.Greedy(ctx, policy, exs, maxLabel+1, 96)
+		if err != nil {
+			return poker.Report{}, fmt.Errorf("poker: %w", err)
+		}
+		rep, err := poker.Evaluate(preds, truths)
+		if err != nil {
+			return rep, err
+		}
+		if err := appendResult(cfg.Out, toResult(step, rep, time.Since(t0))); err != nil {
+			return rep, err
+		}
+		return rep, nil
+	}
+	before, err := evaluate(0)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nbefore training (%d held-out hands, greedy):\n%s", len(test), before)
+
+	gc := grpo.DefaultConfig()
+	gc.NumGenerations = cfg.Generations
+	gc.BatchSize = cfg.Generations * cfg.Prompts
+	gc.MaxSteps = cfg.Steps
+	gc.MaxPromptLength = 0
+	gc.MaxCompletionLength = maxLabel + 1
+	gc.Temperature = cfg.Temperature
+	gc.LearningRate = cfg.LR
+	gc.LRSchedulerType = grpo.ScheduleConstant
+	gc.WarmupSteps = min(20, cfg.Steps/10)
+	gc.Beta = cfg.Beta
+	gc.Seed = cfg.Seed
+	gc.OutputDir = cfg.Out
+	gc.SaveSteps = 0
+	gc.LoggingSteps = 10
+	if cfg.Quiet {
+		gc.LoggingSteps = 0
+	}
+	trainer, err := grpo.NewTrainer(policy, gc, poker.Rewards()...)
+	if err != nil {
+		return fmt.Errorf("poker: %w", err)
+	}
+	trainer.Progress = out
+	if cfg.Steps > 0 {
+		fmt.Fprintf(out, "\nGRPO: %d steps × %d hands × %d samples, lr %g\n", cfg.Steps, cfg.Prompts, cfg.Generations, cfg.LR)
+	}
+	data := hands{seed: uint64(cfg.Seed), n: poker.NumClasses * 100_000, prompt: prompt}
+	trainStart := time.Now()
+	trainCtx, cancel := ctx, context.CancelFunc(func() {})
+	if cfg.TimeLimit > 0 {
+		trainCtx, cancel = context.WithTimeout(ctx, time.Duration(cfg.TimeLimit))
+	}
+	trainErr := trainer.Train(trainCtx, data)
+	cancel()
+	trainTime := time.Since(trainStart)
+	if trainErr != nil && ctx.Err() == nil && errors.Is(trainErr, context.DeadlineExceeded) {
+		fmt.Fprintf(out, "\npoker: time limit %s reached after %d steps; checkpoint saved\n", time.Duration(cfg.TimeLimit), trainer.Step())
+		trainErr = nil
+	}
+	if err := plot(cfg.Out); err != nil && cfg.Steps > 0 {
+		fmt.Fprintln(out, "poker: plot:", err)
+	}
+	if trainErr != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(out, "\npoker: interrupted after %d steps (%s); checkpoint and metrics are in %s\n",
+				trainer.Step(), trainTime.Round(time.Second), cfg.Out)
+			return nil
+		}
+		return trainErr
+	}
+	after, err := evaluate(trainer.Step())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nafter %d GRPO steps (%s training, %s in all):\n%s", trainer.Step(),
+		trainTime.Round(time.Second), time.Since(start).Round(time.Second), after)
+	fmt.Fprint(out, "\n", compare(before, after))
+	fmt.Fprintf(out, "outputs in %s: metrics.jsonl, reward.png, eval.jsonl, checkpoints\n", cfg.Out)
+	return nil
+}
+
+// compare renders the before/after accuracy table.
+func compare(before, after poker.Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-16s %8s %8s\n", "class", "before", "after")
+	for c := range poker.NumClasses {
+		fmt.Fprintf(&b, "%-16s %7.1f%% %7.1f%%\n", poker.Class(c), 100*before.PerClass[c].Accuracy(), 100*after.PerClass[c].Accuracy())
+	}
+	fmt.Fprintf(&b, "%-16s %7.1f%% %7.1f%%\n", "macro accuracy", 100*before.MacroAccuracy, 100*after.MacroAccuracy)
+	fmt.Fprintf(&b, "%-16s %7.1f%% %7.1f%%\n", "accuracy", 100*before.Accuracy, 100*after.Accuracy)
+	return b.String()
+}
+
+func toResult(step int, rep poker.Report, d time.Duration) result {
+	r := result{Step: step, Accuracy: rep.Accuracy, MacroAccuracy: rep.MacroAccuracy, ValidShare: rep.ValidShare,
+		PerClass: map[string]float64{}, Seconds: d.Seconds()}
+	for c, cr := range rep.PerClass {
+		r.PerClass[poker.Class(c).String()] = cr.Accuracy()
+	}
+	return r
+}
+
+// appendResult adds one evaluation line to out/eval.jsonl.
+func appendResult(dir string, r result) error {
+	f, err := os.OpenFile(filepath.Join(dir, "eval.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("poker: %w", err)
+	}
+	line, _ := json.Marshal(r)
+	_, err = f.Write(append(line, '\n'))
+	return errors.Join(err, f.Close())
+}
+
+// plot draws the mean reward per step with its 25-step moving average.
+func plot(dir string) error {
+	lines, err := exkit.MetricLines(filepath.Join(dir, grpo.MetricsFile), 25, "reward")
+	if err != nil {
+		return err
+	}
+	return exkit.PlotLines(filepath.Join(dir, "reward.png"), "poker: mean reward per GRPO step (class-weighted)", "step", "reward", lines...)
+}
+
+// duration is a time.Duration that reads and writes Go duration strings
+// in flags and JSON.
+type duration time.Duration
+
+func (d *duration) String() string { return time.Duration(*d).String() }
+
+func (d *duration) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("poker: %q is not a duration such as 25m", s)
+	}
+	*d = duration(v)
+	return nil
+}
+
+func (d duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d *duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("poker: time_limit: want a duration string such as \"25m\"")
+	}
+	return d.Set(s)
+}
