@@ -3,6 +3,7 @@ package grpo_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/grpokit/grpokit/grpo"
@@ -40,9 +41,12 @@ func TestTrainEnv(t *testing.T) {
 	cfg.MaxSteps = 80
 	cfg.EpisodeSelect = grpo.SelectBest
 	p := newPolicy(t)
+	var mu sync.Mutex // rewards run concurrently
 	turns := map[int]bool{}
 	turnAware := reward.ScorerFunc(func(s reward.Sample) float64 {
+		mu.Lock()
 		turns[s.Turn] = true
+		mu.Unlock()
 		return exact(s.Prompt, s.Completion, s.Answer)
 	})
 	tr, err := grpo.NewTrainer(p, cfg, reward.Named{Name: "exact", Weight: 1, Scorer: turnAware})

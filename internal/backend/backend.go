@@ -22,9 +22,16 @@ import (
 const EnvVar = backends.ConfigEnvVar
 
 // DefaultGo is the configuration of the pure-Go backend used when none is
-// given. SimpleGo's worker pool can deadlock on small machines when several
-// DotGenerals run at once, so its ops run sequentially and each op may use
-// the cores itself.
+// given: ops run one at a time and each op uses the cores itself.
+//
+// Why sequential: float32 DotGenerals, nearly all of a model's flops, run on
+// internal/gemm (see simplego_gemm.go), which splits each product across
+// GOMAXPROCS goroutines of its own, so running independent ops side by side
+// has no idle core to fill on a small machine (measured on 2 cores: prefill
+// times within noise of "ops_parallel"). SimpleGo's own parallel mode hands
+// ops to its worker pool, and ops that wait on that same pool from inside a
+// worker (its DotGeneral and Erf) can deadlock when the pool is full, which
+// happens on 2 cores. Sequential mode never waits on the pool from a worker.
 const DefaultGo = simplego.BackendName + ":ops_sequential"
 
 func init() {
@@ -72,6 +79,9 @@ func New(config string) (b backends.Backend, err error) {
 			b, err = nil, fmt.Errorf("backend: %q: %v", config, r)
 		}
 	}()
+	if name == simplego.BackendName {
+		installGemm() // fast f32 DotGeneral; see simplego_gemm.go
+	}
 	b, err = backends.NewWithConfig(config)
 	if err != nil {
 		if name != simplego.BackendName {

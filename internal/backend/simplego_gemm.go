@@ -1,0 +1,275 @@
+package backend
+
+// This file is the one place where grpokit reaches inside GoMLX's SimpleGo
+// backend (gomlx v0.26.0, pinned in go.mod): it replaces the executor of
+// f32 DotGeneral nodes with internal/gemm, which is 10–30× faster. The rest
+// of grpokit does not know about it.
+//
+// How: SimpleGo keeps one executor per op type in the unexported array
+// nodeExecutors. A pull-style //go:linkname of that variable works with Go
+// 1.26 without any linker flag (the linker's -checklinkname rule only
+// guards the standard library). installGemm swaps the DotGeneral entry for
+// dotGeneralGemm and keeps the original, which still runs every dtype
+// other than float32 and anything the hook does not recognise.
+//
+// Failing safe: if the pinned gomlx ever lost the nodeExecutors symbol the
+// build would fail at link time (loudly, never silently wrong). Everything
+// else is checked at run time with reflect: the Node's "data" field and the
+// DotGeneral parameters' field names and types. On any mismatch the hook
+// steps aside and the stock executor runs, and FastDotGeneral says why.
+// GRPOKIT_GEMM=off leaves SimpleGo untouched.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+
+	"github.com/grpokit/grpokit/internal/gemm"
+)
+
+type nodeExecutor func(b *simplego.Backend, n *simplego.Node, inputs []*simplego.Buffer, owned []bool) (*simplego.Buffer, error)
+
+//go:linkname nodeExecutors github.com/gomlx/gomlx/backends/simplego.nodeExecutors
+var nodeExecutors [backends.OpTypeLast]nodeExecutor
+
+var (
+	installOnce sync.Once
+	stockDot    nodeExecutor
+	hookErr     atomic.Pointer[error] // nil while the hook is in place
+	nodeDataOff uintptr               // offset of simplego.Node.data
+	paramsOnce  sync.Once
+	paramsOff   dotParamsLayout
+	fastCalls   atomic.Int64 // DotGenerals run by gemm, for tests
+)
+
+// FastDotGeneral reports whether float32 DotGenerals of the "go" backend
+// run on grpokit's internal/gemm (nil) or on SimpleGo's own code (the
+// error says why). It is meaningful once a "go" backend has been made.
+func FastDotGeneral() error {
+	if p := hookErr.Load(); p != nil {
+		return *p
+	}
+	if stockDot == nil {
+		return errors.New("backend: gemm hook not installed yet (no go backend made)")
+	}
+	return nil
+}
+
+func disableHook(err error) { hookErr.Store(&err) }
+
+// installGemm puts dotGeneralGemm in place; New calls it when it makes a
+// "go" backend.
+func installGemm() {
+	installOnce.Do(func() {
+		if strings.EqualFold(os.Getenv(gemm.EnvVar), "off") {
+			disableHook(fmt.Errorf("backend: gemm hook disabled by %s=off", gemm.EnvVar))
+			return
+		}
+		f, ok := reflect.TypeFor[simplego.Node]().FieldByName("data")
+		if !ok || f.Type != reflect.TypeFor[any]() {
+			disableHook(errors.New("backend: gemm hook off: simplego.Node has no `data any` field"))
+			return
+		}
+		nodeDataOff = f.Offset
+		stockDot = nodeExecutors[backends.OpTypeDotGeneral]
+		if stockDot == nil {
+			disableHook(errors.New("backend: gemm hook off: SimpleGo has no DotGeneral executor"))
+			return
+		}
+		nodeExecutors[backends.OpTypeDotGeneral] = dotGeneralGemm
+	})
+}
+
+// dotParamsLayout holds the offsets of the fields of SimpleGo's
+// dotGeneralNodeData that the hook reads.
+type dotParamsLayout struct {
+	ok                                           bool
+	lhsContract, lhsBatch, rhsContract, rhsBatch uintptr
+	batch, lhsCross, rhsCross, contract          uintptr
+}
+
+// learnParams checks the dynamic type of a DotGeneral node's data once.
+func learnParams(data any) error {
+	var err error
+	paramsOnce.Do(func() {
+		t := reflect.TypeOf(data)
+		if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+			err = fmt.Errorf("backend: gemm hook off: DotGeneral node data is %v", t)
+			return
+		}
+		t = t.Elem()
+		field := func(name string, want reflect.Type) uintptr {
+			f, ok := t.FieldByName(name)
+			if !ok || f.Type != want {
+				err = errors.Join(err, fmt.Errorf("backend: gemm hook off: %v.%s is not a %v", t, name, want))
+			}
+			return f.Offset
+		}
+		ints, one := reflect.TypeFor[[]int](), reflect.TypeFor[int]()
+		paramsOff = dotParamsLayout{
+			ok:          true,
+			lhsContract: field("lhsContractingAxes", ints),
+			lhsBatch:    field("lhsBatchAxes", ints),
+			rhsContract: field("rhsContractingAxes", ints),
+			rhsBatch:    field("rhsBatchAxes", ints),
+			batch:       field("batchSize", one),
+			lhsCross:    field("lhsCrossSize", one),
+			rhsCross:    field("rhsCrossSize", one),
+			contract:    field("contractingSize", one),
+		}
+		paramsOff.ok = err == nil
+	})
+	if err == nil && !paramsOff.ok {
+		err = errors.New("backend: gemm hook off: unexpected DotGeneral parameters")
+	}
+	return err
+}
+
+// dotGeneralGemm is the replacement executor: float32 goes to gemm.Gemm,
+// everything else to SimpleGo's own executor.
+func dotGeneralGemm(b *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, owned []bool) (*simplego.Buffer, error) {
+	if len(inputs) != 2 || hookErr.Load() != nil {
+		return stockDot(b, node, inputs, owned)
+	}
+	lhsShape, err1 := b.BufferShape(inputs[0])
+	rhsShape, err2 := b.BufferShape(inputs[1])
+	if err1 != nil || err2 != nil || lhsShape.DType != dtypes.Float32 || rhsShape.DType != dtypes.Float32 {
+		return stockDot(b, node, inputs, owned)
+	}
+	data := *(*any)(unsafe.Add(unsafe.Pointer(node), nodeDataOff))
+	if err := learnParams(data); err != nil {
+		disableHook(err)
+		return stockDot(b, node, inputs, owned)
+	}
+	p := reflect.ValueOf(data).UnsafePointer()
+	ints := func(off uintptr) []int { return *(*[]int)(unsafe.Add(p, off)) }
+	size := func(off uintptr) int { return *(*int)(unsafe.Add(p, off)) }
+	batch, m, n, k := size(paramsOff.batch), size(paramsOff.lhsCross), size(paramsOff.rhsCross), size(paramsOff.contract)
+	lhsFlat, _ := b.BufferData(inputs[0])
+	rhsFlat, _ := b.BufferData(inputs[1])
+	lhsData, ok1 := lhsFlat.([]float32)
+	rhsData, ok2 := rhsFlat.([]float32)
+	if !ok1 || !ok2 {
+		return stockDot(b, node, inputs, owned)
+	}
+	a := operand(lhsData, lhsShape.Dimensions, ints(paramsOff.lhsBatch), ints(paramsOff.lhsContract), true)
+	bm := operand(rhsData, rhsShape.Dimensions, ints(paramsOff.rhsBatch), ints(paramsOff.rhsContract), false)
+	out := b.NewBuffer(shapes.Make(dtypes.Float32, batch, m, n))
+	outFlat, _ := b.BufferData(out)
+	gemm.Gemm(batch, m, n, k, a, bm, outFlat.([]float32))
+	fastCalls.Add(1)
+	return out, nil
+}
+
+// operand describes one DotGeneral input as a gemm.Mat: for the left side
+// rows are its cross axes and columns its contracting axes; for the right
+// side rows are contracting and columns cross. Each group of axes becomes
+// one stride when its axes are laid out contiguously in the group's order
+// (the usual case). Batch axes that are not get a list of offsets; cross
+// or contracting axes that are not (rare) make the operand be copied into
+// [batch, cross, contracting] order first.
+func operand(data []float32, dims, batchAxes, contractAxes []int, lhs bool) gemm.Mat {
+	rank := len(dims)
+	strides := make([]int, rank)
+	for s, ax := 1, rank-1; ax >= 0; ax-- {
+		strides[ax] = s
+		s *= dims[ax]
+	}
+	kind := make([]byte, rank)
+	for _, ax := range batchAxes {
+		kind[ax] = 'b'
+	}
+	for _, ax := range contractAxes {
+		kind[ax] = 'k'
+	}
+	var cross []int
+	for ax := range rank {
+		if kind[ax] == 0 {
+			cross = append(cross, ax)
+		}
+	}
+	bs, okB := groupStride(dims, strides, batchAxes)
+	xs, okX := groupStride(dims, strides, cross)
+	ks, okK := groupStride(dims, strides, contractAxes)
+	var batchOffs []int
+	switch {
+	case !okX || !okK:
+		data = normalize(data, dims, strides, batchAxes, cross, contractAxes)
+		xn, kn := groupSize(dims, cross), groupSize(dims, contractAxes)
+		bs, xs, ks = xn*kn, kn, 1
+	case !okB:
+		// E.g. [B, T, H, hd] with batch axes B and H: one offset per matrix.
+		batchOffs = offsets(dims, strides, batchAxes)
+	}
+	if lhs {
+		return gemm.Mat{Data: data, BS: bs, RS: xs, CS: ks, Batch: batchOffs}
+	}
+	return gemm.Mat{Data: data, BS: bs, RS: ks, CS: xs, Batch: batchOffs}
+}
+
+// groupStride returns the single stride that walks the flattened index of
+// axes (in their given order), if there is one. Axes of size 1 never matter.
+func groupStride(dims, strides, axes []int) (stride int, ok bool) {
+	last := -1
+	for _, ax := range axes {
+		if dims[ax] == 1 {
+			continue
+		}
+		if last >= 0 && strides[last] != strides[ax]*dims[ax] {
+			return 0, false
+		}
+		last = ax
+	}
+	if last < 0 {
+		return 0, true
+	}
+	return strides[last], true
+}
+
+func groupSize(dims, axes []int) int {
+	n := 1
+	for _, ax := range axes {
+		n *= dims[ax]
+	}
+	return n
+}
+
+// offsets lists the flat offset of every index of the group, in the
+// group's row-major order.
+func offsets(dims, strides, axes []int) []int {
+	offs := []int{0}
+	for _, ax := range axes {
+		next := make([]int, 0, len(offs)*dims[ax])
+		for _, o := range offs {
+			for i := range dims[ax] {
+				next = append(next, o+i*strides[ax])
+			}
+		}
+		offs = next
+	}
+	return offs
+}
+
+// normalize copies data into a dense [batch, cross, contracting] layout.
+func normalize(data []float32, dims, strides, batchAxes, cross, contract []int) []float32 {
+	ob, ox, ok := offsets(dims, strides, batchAxes), offsets(dims, strides, cross), offsets(dims, strides, contract)
+	out := make([]float32, 0, len(data))
+	for _, b := range ob {
+		for _, x := range ox {
+			for _, k := range ok {
+				out = append(out, data[b+x+k])
+			}
+		}
+	}
+	return out
+}

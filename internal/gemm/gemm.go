@@ -1,0 +1,322 @@
+package gemm
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Mat is a strided view of a batch of float32 matrices: element (i, j) of
+// matrix b is Data[Off + b*BS + i*RS + j*CS], or Data[Off + Batch[b] +
+// i*RS + j*CS] when Batch is not nil (several batch axes that no single
+// stride walks). Any layout a DotGeneral operand reduces to (row-major,
+// transposed, batch axes anywhere) is one Mat.
+type Mat struct {
+	Data            []float32
+	Off, BS, RS, CS int
+	Batch           []int // optional offset of each matrix; overrides BS
+}
+
+// start returns the offset of matrix b.
+func (v Mat) start(b int) int {
+	if v.Batch != nil {
+		return v.Off + v.Batch[b]
+	}
+	return v.Off + b*v.BS
+}
+
+// Blocking parameters (elements). kcMax bounds the depth of one pass so the
+// packed A block and a B panel stay in L2; mc rows of A are reused across nc
+// columns of B. Variables, not constants, so benchmarks can tune them.
+var (
+	kcMax = 640
+	mcMax = 144
+	ncMax = 1024
+)
+
+// parallelMinFlops is the smallest product split across goroutines: below
+// it, starting them costs more than they save.
+const parallelMinFlops = 1 << 20
+
+var threads atomic.Int32
+
+// SetThreads sets how many goroutines one Gemm call may use (n < 1 means
+// runtime.GOMAXPROCS(0), the default) and returns the previous setting.
+func SetThreads(n int) int { return int(threads.Swap(int32(n))) }
+
+func numThreads() int {
+	if n := int(threads.Load()); n > 0 {
+		return n
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// Gemm sets C[b] = A[b]·B[b] for every b < batch, where A[b] is m×k, B[b] is
+// k×n and c holds the dense row-major result [batch][m][n]; every element of
+// c[:batch*m*n] is written. It panics if a view reaches outside its Data or
+// c is too short (a programming error, as with a slice index).
+func Gemm(batch, m, n, k int, a, b Mat, c []float32) {
+	if batch < 0 || m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("gemm: negative size batch=%d m=%d n=%d k=%d", batch, m, n, k))
+	}
+	if batch == 0 || m == 0 || n == 0 {
+		return
+	}
+	c = c[:batch*m*n]
+	if k == 0 {
+		clear(c)
+		return
+	}
+	checkView("A", a, batch, m, k)
+	checkView("B", b, batch, k, n)
+	kern := active.Load()
+	nt := numThreads()
+	flops := 2 * float64(batch) * float64(m) * float64(n) * float64(k)
+	if nt <= 1 || flops < parallelMinFlops {
+		ws := getWork()
+		for bi := 0; bi < batch; bi++ {
+			one(kern, ws, 1, m, n, k, a, b, bi, c[bi*m*n:(bi+1)*m*n])
+		}
+		putWork(ws)
+		return
+	}
+	// Many small products (attention heads): give each goroutine whole ones.
+	if batch >= 4*nt || batch%nt == 0 {
+		parallel(nt, func(t int) {
+			ws := getWork()
+			for bi := t * batch / nt; bi < (t+1)*batch/nt; bi++ {
+				one(kern, ws, 1, m, n, k, a, b, bi, c[bi*m*n:(bi+1)*m*n])
+			}
+			putWork(ws)
+		})
+		return
+	}
+	ws := getWork()
+	for bi := 0; bi < batch; bi++ {
+		one(kern, ws, nt, m, n, k, a, b, bi, c[bi*m*n:(bi+1)*m*n])
+	}
+	putWork(ws)
+}
+
+// checkView panics unless every element of the rows×cols matrices of v lies
+// inside v.Data, so the kernels' unchecked reads stay in bounds.
+func checkView(name string, v Mat, batch, rows, cols int) {
+	if v.Batch != nil && len(v.Batch) < batch {
+		panic(fmt.Sprintf("gemm: %s has %d batch offsets, want %d", name, len(v.Batch), batch))
+	}
+	lo, hi := len(v.Data), -1
+	for b := range batch {
+		l, h := v.start(b), v.start(b)
+		for _, d := range [][2]int{{v.RS, rows}, {v.CS, cols}} {
+			if d[0] < 0 {
+				l += d[0] * (d[1] - 1)
+			} else {
+				h += d[0] * (d[1] - 1)
+			}
+		}
+		lo, hi = min(lo, l), max(hi, h)
+	}
+	if lo < 0 || hi >= len(v.Data) {
+		panic(fmt.Sprintf("gemm: %s view %+v of %d×%d×%d reaches [%d, %d], outside its %d elements",
+			name, [4]int{v.Off, v.BS, v.RS, v.CS}, batch, rows, cols, lo, hi, len(v.Data)))
+	}
+}
+
+// parallel runs f(0..n-1) on n goroutines (the caller's is one of them).
+func parallel(n int, f func(t int)) {
+	var wg sync.WaitGroup
+	wg.Add(n - 1)
+	for t := 1; t < n; t++ {
+		go func() {
+			defer wg.Done()
+			f(t)
+		}()
+	}
+	f(0)
+	wg.Wait()
+}
+
+// one computes C = A[bi]·B[bi] for one matrix of the batch on nt goroutines.
+func one(kern *kernel, ws *work, nt, m, n, k int, a, b Mat, bi int, c []float32) {
+	mr, nr := kern.mr, kern.nr
+	aOff, bOff := a.start(bi), b.start(bi)
+	panelsM := (m + mr - 1) / mr
+	// Even K blocks: a short last block wastes a whole pass over C.
+	nkb := (k + kcMax - 1) / kcMax
+	kc := (k + nkb - 1) / nkb
+	if nt > 1 && 2*float64(m)*float64(n)*float64(k) < parallelMinFlops {
+		nt = 1
+	}
+	// Split the columns unless there are too few of them; then the rows.
+	tilesN := (n + nr - 1) / nr
+	splitN := tilesN >= 2*nt || tilesN >= panelsM
+	ws.a = grow(ws.a, panelsM*mr*kc)
+	inPlaceB := readInPlace(b, m)
+	if !splitN && !inPlaceB {
+		ws.b = grow(ws.b, tilesN*nr*kc)
+	}
+	for pc := 0; pc < k; pc += kc {
+		kcur := min(kc, k-pc)
+		accum := 0
+		if pc > 0 {
+			accum = 1
+		}
+		ap, bp := ws.a, ws.b
+		aSrc := aOff + pc*a.CS
+		bSrc := bOff + pc*b.RS
+		// Pack A (and B when shared) once, split by panels.
+		runSplit(nt, panelsM, func(p0, p1 int) {
+			packA(ap, a.Data, aSrc, a.RS, a.CS, m, kcur, mr, p0, p1)
+		})
+		if !splitN && !inPlaceB {
+			runSplit(nt, tilesN, func(p0, p1 int) {
+				packB(kern.packT, bp, b.Data, bSrc, b.RS, b.CS, kcur, n, nr, p0, p1)
+			})
+		}
+		if splitN {
+			runSplit(nt, tilesN, func(t0, t1 int) {
+				w := ws
+				if t0 > 0 {
+					w = getWork()
+					defer putWork(w)
+				}
+				cols(kern, w, ap, b, bSrc, inPlaceB, kcur, m, n, t0*nr, min(t1*nr, n), c, accum)
+			})
+		} else {
+			runSplit(nt, panelsM, func(p0, p1 int) {
+				w := ws
+				if p0 > 0 {
+					w = getWork()
+					defer putWork(w)
+				}
+				rowsRange(kern, w, ap, bp, b, bSrc, inPlaceB, kcur, m, n, p0, p1, c, accum)
+			})
+		}
+	}
+}
+
+// runSplit splits [0, count) into nt contiguous ranges and runs f on each.
+func runSplit(nt, count int, f func(lo, hi int)) {
+	nt = min(nt, count)
+	if nt <= 1 {
+		f(0, count)
+		return
+	}
+	parallel(nt, func(t int) { f(t*count/nt, (t+1)*count/nt) })
+}
+
+// B with contiguous rows is read in place, without packing, when few rows
+// of A share each panel (packing would cost as much as the product) or its
+// rows are short enough (≤ inPlaceMaxStride) that walking down a panel does
+// not thrash the cache sets and TLB; measured on the shapes, a
+// 49152-wide B read in place runs 3–4× slower than packed.
+var (
+	inPlaceMaxRows   = 96
+	inPlaceMaxStride = 4096
+)
+
+// readInPlace reports whether the kernels read B directly.
+func readInPlace(b Mat, m int) bool {
+	return b.CS == 1 && (m <= inPlaceMaxRows || b.RS <= inPlaceMaxStride)
+}
+
+// cols computes C[:, j0:j1] from the packed A (all rows) and B. B is read in
+// place when its rows are contiguous, else packed nc columns at a time.
+func cols(kern *kernel, ws *work, ap []float32, b Mat, bSrc int, inPlace bool, kc, m, n, j0, j1 int, c []float32, accum int) {
+	mr, nr := kern.mr, kern.nr
+	for jc := j0; jc < j1; jc += ncMax {
+		ncur := min(ncMax, j1-jc)
+		var bp []float32
+		if !inPlace {
+			tiles := (ncur + nr - 1) / nr
+			ws.b = grow(ws.b, tiles*nr*kc)
+			bp = ws.b
+			packB(kern.packT, bp, b.Data, bSrc+jc*b.CS, b.RS, b.CS, kc, ncur, nr, 0, tiles)
+		}
+		for ic := 0; ic < m; ic += mcMax {
+			mcur := min(mcMax, m-ic)
+			for jr := 0; jr < ncur; jr += nr {
+				var bPanel *float32
+				ldb := nr
+				if inPlace {
+					bPanel, ldb = &b.Data[bSrc+jc+jr], b.RS
+				} else {
+					bPanel = &bp[jr*kc]
+				}
+				for ir := 0; ir < mcur; ir += mr {
+					i := ic + ir
+					tile(kern, ws, min(mr, m-i), min(nr, ncur-jr), kc, &ap[(i/mr)*mr*kc], bPanel, ldb, b, bSrc+(jc+jr)*b.CS, c, i*n+jc+jr, n, accum)
+				}
+			}
+		}
+	}
+}
+
+// rowsRange computes row panels [p0, p1) of C over all columns.
+func rowsRange(kern *kernel, ws *work, ap, bp []float32, b Mat, bSrc int, inPlace bool, kc, m, n, p0, p1 int, c []float32, accum int) {
+	mr, nr := kern.mr, kern.nr
+	for jr := 0; jr < n; jr += nr {
+		var bPanel *float32
+		ldb := nr
+		if inPlace {
+			bPanel, ldb = &b.Data[bSrc+jr], b.RS
+		} else {
+			bPanel = &bp[jr*kc]
+		}
+		for p := p0; p < p1; p++ {
+			i := p * mr
+			tile(kern, ws, min(mr, m-i), min(nr, n-jr), kc, &ap[p*mr*kc], bPanel, ldb, b, bSrc+jr*b.CS, c, i*n+jr, n, accum)
+		}
+	}
+}
+
+// tile runs the kernel on one rows×cols tile of C at c[cOff]. A partial
+// column tile goes through a zero-padded copy of its B panel and a scratch
+// C tile, so the kernels never touch memory past the matrices.
+func tile(kern *kernel, ws *work, rows, ncols, kc int, aPanel, bPanel *float32, ldb int, b Mat, bEdge int, c []float32, cOff, ldc, accum int) {
+	f := kern.rows[rows]
+	nr := kern.nr
+	if ncols == nr {
+		f(kc, aPanel, bPanel, ldb, &c[cOff], ldc, accum)
+		return
+	}
+	ws.edge = grow(ws.edge, kc*nr+kern.mr*nr)
+	eb, et := ws.edge[:kc*nr], ws.edge[kc*nr:]
+	packB(kern.packT, eb, b.Data, bEdge, b.RS, b.CS, kc, ncols, nr, 0, 1)
+	f(kc, aPanel, &eb[0], nr, &et[0], nr, 0)
+	for i := 0; i < rows; i++ {
+		dst := c[cOff+i*ldc : cOff+i*ldc+ncols]
+		src := et[i*nr : i*nr+ncols]
+		if accum != 0 {
+			for j := range dst {
+				dst[j] += src[j]
+			}
+		} else {
+			copy(dst, src)
+		}
+	}
+}
+
+// work is one goroutine's scratch space, recycled through a pool.
+type work struct{ a, b, edge []float32 }
+
+var workPool = sync.Pool{New: func() any { return new(work) }}
+
+func getWork() *work  { return workPool.Get().(*work) }
+func putWork(w *work) { workPool.Put(w) }
+
+// grow returns s resliced to n elements, reallocating (64-byte aligned) if
+// its capacity is short. Contents are not kept.
+func grow(s []float32, n int) []float32 {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	buf := make([]float32, n+16)
+	off := 0
+	if r := uintptr(unsafe.Pointer(&buf[0])) % 64; r != 0 {
+		off = int(64-r) / 4
+	}
+	return buf[off : off+n : off+n]
+}

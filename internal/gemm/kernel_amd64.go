@@ -1,0 +1,20 @@
+//go:build amd64 && !purego
+
+package gemm
+
+import "golang.org/x/sys/cpu"
+
+//go:generate go run ./gen -o kernel_amd64.s -decl kernel_amd64_decl.go
+
+// registerArch adds the assembly kernels this CPU can run. x/sys/cpu checks
+// that the OS saves the wider registers too (XCR0), not just CPUID.
+func registerArch() {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		kernels[AVX2] = &kernel{impl: AVX2, mr: 6, nr: 16, rows: kernAVX2Rows[:],
+			packT: gatherPacker(16, packT16AVX2)}
+	}
+	if cpu.X86.HasAVX512F && cpu.X86.HasFMA {
+		kernels[AVX512] = &kernel{impl: AVX512, mr: 12, nr: 32, rows: kernAVX512Rows[:],
+			packT: gatherPacker(32, packT32AVX512)}
+	}
+}
