@@ -8,31 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/grpokit/grpokit/internal/sharedtest"
 )
 
-// sharedDir returns ../shared from the directory holding go.mod, or skips.
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(dir, "..", "shared")
-	if _, err := os.Stat(filepath.Join(shared, "golden")); err != nil {
-		t.Skipf("shared golden data not found at %s (see README): %v", shared, err)
-	}
-	return shared
-}
+// sharedDir returns ../shared, or skips the test when it is absent.
+func sharedDir(t testing.TB) string { return sharedtest.Dir(t) }
 
 // goldenGRPO is the "grpo" object of golden.json.
 type goldenGRPO struct {

@@ -10,30 +10,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/internal/sharedtest"
+
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/model"
 )
 
-func goldenDir(t testing.TB, name string) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Skip("no go.mod above the test directory")
-		}
-		dir = filepath.Dir(dir)
-	}
-	g := filepath.Join(dir, "..", "shared", "golden", name)
-	if _, err := os.Stat(g); err != nil {
-		t.Skipf("golden fixtures not found at %s (../shared from the repo root); skipping", g)
-	}
-	return g
-}
+func goldenDir(t testing.TB, name string) string { return sharedtest.Dir(t, "golden", name) }
 
 type goldenCase struct {
 	dir     string

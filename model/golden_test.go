@@ -6,32 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/grpokit/grpokit/internal/sharedtest"
 )
 
-// sharedDir returns ../shared seen from the repository root (the directory
-// holding go.mod), or skips the test when it is absent.
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(dir, "..", "shared")
-	if _, err := os.Stat(filepath.Join(shared, "golden")); err != nil {
-		t.Skipf("golden fixtures not found at %s (../shared from the repo root); skipping", shared)
-	}
-	return shared
-}
+// sharedDir returns ../shared, or skips the test when it is absent.
+func sharedDir(t testing.TB) string { return sharedtest.Dir(t) }
 
 // golden is one case of shared/golden.
 type golden struct {

@@ -7,28 +7,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/grpokit/grpokit/internal/sharedtest"
 )
 
-// sharedDir finds ../shared next to the module root, or "" if absent.
+// sharedDir returns ../shared, or "" if absent.
 func sharedDir() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			s := filepath.Join(dir, "..", "shared")
-			if _, err := os.Stat(s); err == nil {
-				return s
-			}
-			return ""
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
+	dir, _ := sharedtest.Find()
+	return dir
 }
 
 var fixtureModels = []string{"qwen3", "llama31", "gemma3"}

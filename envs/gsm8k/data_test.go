@@ -1,35 +1,15 @@
 package gsm8k
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/grpokit/grpokit/internal/sharedtest"
 )
 
-// sharedDir returns ../shared from the module root, or skips the test.
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("gsm8k: no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(dir, "..", "shared", "data", "gsm8k")
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("gsm8k: shared data not found at %s (tests never download)", shared)
-	}
-	return shared
-}
+// sharedDir returns ../shared/data/gsm8k, or skips the test.
+func sharedDir(t *testing.T) string { return sharedtest.Dir(t, "data", "gsm8k") }
 
 func TestLoadShared(t *testing.T) {
 	dir := sharedDir(t)
