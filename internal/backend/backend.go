@@ -14,7 +14,6 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
-	"github.com/gomlx/gomlx/backends/xla"
 )
 
 // EnvVar is the environment variable that names the backend when the caller
@@ -33,11 +32,6 @@ const EnvVar = backends.ConfigEnvVar
 // worker (its DotGeneral and Erf) can deadlock when the pool is full, which
 // happens on 2 cores. Sequential mode never waits on the pool from a worker.
 const DefaultGo = simplego.BackendName + ":ops_sequential"
-
-func init() {
-	// Never let the XLA backend reach for the network to install a plugin.
-	xla.EnableAutoInstall(false)
-}
 
 var (
 	mu    sync.Mutex
@@ -69,7 +63,11 @@ func New(config string) (b backends.Backend, err error) {
 	}
 	name, _, _ := strings.Cut(config, ":")
 	switch name {
-	case simplego.BackendName, "xla", "stablehlo", "shlo", "hlo":
+	case simplego.BackendName:
+	case "xla", "stablehlo", "shlo", "hlo":
+		if !xlaCompiledIn {
+			return nil, fmt.Errorf("backend: %q is not compiled into this program (it needs cgo; build with CGO_ENABLED=1 and without the noxla tag)", config)
+		}
 	default:
 		return nil, fmt.Errorf("backend: unknown backend %q (want %q or %q)", config, simplego.BackendName, "xla[:cpu|:cuda]")
 	}

@@ -43,7 +43,7 @@ func TestNewDefaultComputes(t *testing.T) {
 func TestNewErrors(t *testing.T) {
 	for _, tc := range []struct{ config, want string }{
 		{"nosuch", "unknown backend"},
-		{"xla:nosuchplugin", "not available"},
+		{"xla:nosuchplugin", map[bool]string{true: "not available", false: "not compiled into this program"}[xlaCompiledIn]},
 	} {
 		_, err := New(tc.config)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
