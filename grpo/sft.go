@@ -40,7 +40,7 @@ func NewSFTTrainer(policy Policy, cfg Config) (*SFTTrainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	opt, err := newOptimizer(cfg)
+	opt, err := newOptimizer(cfg, sftOptimizerScope)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package grpo_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/grpokit/grpokit/grpo"
@@ -40,5 +41,34 @@ func TestSFTLearns(t *testing.T) {
 	}
 	if _, err := s.Step(context.Background(), []grpo.SFTPair{{PromptIDs: []int32{3}}}, 60); err == nil {
 		t.Error("empty completion accepted")
+	}
+}
+
+// TestSFTStateApartFromGRPO: a warm start must not leave optimizer state
+// where GRPO's AdamW looks for its own, or GRPO would resume from the SFT
+// moments and step count (and leave them out of its checkpoints).
+func TestSFTStateApartFromGRPO(t *testing.T) {
+	p := newPolicy(t)
+	cfg := smallConfig(t)
+	s, err := grpo.NewSFTTrainer(p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := sayDataset()[0]
+	pair := grpo.SFTPair{PromptIDs: p.Encode(ex.Prompt), CompletionIDs: append(p.Encode(ex.Answer), 1)}
+	if _, err := s.Step(context.Background(), []grpo.SFTPair{pair}, 1); err != nil {
+		t.Fatal(err)
+	}
+	var sftVars int
+	for v := range p.Context().IterVariables() {
+		switch {
+		case strings.HasPrefix(v.Scope(), "/AdamOptimizer"):
+			t.Errorf("SFT wrote %s into GRPO's optimizer scope", v.ScopeAndName())
+		case strings.HasPrefix(v.Scope(), "/SFTAdamOptimizer"):
+			sftVars++
+		}
+	}
+	if sftVars == 0 {
+		t.Error("no SFT optimizer state under /SFTAdamOptimizer")
 	}
 }

@@ -30,10 +30,20 @@ type gradientOptimizer interface {
 	UpdateGraphWithGradients(ctx *mlctx.Context, grads []*Node, lossDType dtypes.DType)
 }
 
-// newOptimizer returns AdamW configured from c. The learning rate it starts
-// with is replaced every step by the schedule (see Trainer.setLearningRate).
-func newOptimizer(c Config) (gradientOptimizer, error) {
+// Scopes of the optimizer state (moments and step count) of the GRPO
+// Trainer and of the SFTTrainer: apart, so that a warm start leaves GRPO's
+// AdamW starting fresh, as TRL's separate trainers do.
+const (
+	grpoOptimizerScope = optimizers.AdamDefaultScope
+	sftOptimizerScope  = "SFTAdamOptimizer"
+)
+
+// newOptimizer returns AdamW configured from c, keeping its state under
+// scope. The learning rate it starts with is replaced every step by the
+// schedule (see Trainer.setLearningRate).
+func newOptimizer(c Config, scope string) (gradientOptimizer, error) {
 	opt := optimizers.Adam().
+		Scope(scope).
 		LearningRate(c.LearningRate).
 		Betas(c.AdamBeta1, c.AdamBeta2).
 		Epsilon(c.AdamEpsilon).

@@ -92,7 +92,7 @@ func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, e
 		return nil, err
 	}
 	vjp.Register()
-	opt, err := newOptimizer(cfg)
+	opt, err := newOptimizer(cfg, grpoOptimizerScope)
 	if err != nil {
 		return nil, err
 	}

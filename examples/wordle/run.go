@@ -39,7 +39,7 @@ type config struct {
 func defaults() config {
 	return config{Config: exkit.Config{
 		Train: "full", LoRARank: 8, Steps: 40, Generations: 8, Prompts: 2,
-		LR: 3e-4, Temperature: 1, SFTSteps: 40, Eval: 30,
+		LR: 3e-4, Temperature: 1, SFTSteps: 150, Eval: 30,
 		Out: filepath.Join("runs", "wordle"), Seed: 1,
 	}, MaxEarlier: 3, MaxCompletion: 16}
 }
@@ -255,7 +255,7 @@ func run(ctx context.Context, cfg config) error {
 		if cfg.Quiet {
 			prog = nil
 		}
-		if err := exkit.SFT(ctx, s, policy, pairs, cfg.SFTSteps, 32, 1e-3, cfg.Seed, prog); err != nil {
+		if err := exkit.SFT(ctx, s, policy, pairs, cfg.SFTSteps, 32, 3e-3, cfg.Seed, prog); err != nil {
 			return fmt.Errorf("wordle: %w", err)
 		}
 	}

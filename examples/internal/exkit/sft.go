@@ -7,13 +7,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 	"github.com/grpokit/grpokit/grpo"
-	"github.com/grpokit/grpokit/model"
 )
 
 // Pair is one supervised example: a prompt and the completion to imitate
@@ -23,10 +18,16 @@ type Pair struct {
 	Target string
 }
 
-// SFT is a small supervised warm start (cross-entropy on the target
-// tokens, Adam) for teaching a from-scratch model an answer format before
-// GRPO. It is a stand-in until grpo ships its SFT trainer. Optimizer state
-// is removed from the policy's context afterwards, so GRPO starts clean.
+// SFT is a small supervised warm start for teaching a from-scratch model an
+// answer format before GRPO: grpo's SFTTrainer (cross-entropy on the target
+// tokens only, AdamW, gradient clipping at 1) for steps steps of batch
+// random pairs, the learning rate warming up over the first tenth and then
+// decaying to 0 along a half cosine.
+//
+// The optimizer state SFT adds to the policy's context (Adam moments, step
+// count, learning-rate variable) is deleted afterwards: GRPO's AdamW lives
+// in the same scope, and would otherwise continue from the supervised
+// moments and leave them out of its checkpoints as if they were weights.
 func SFT(ctx context.Context, s *Setup, p *grpo.LMPolicy, pairs []Pair, steps, batch int, lr float64, seed int64, progress io.Writer) (err error) {
 	if steps <= 0 {
 		return nil
@@ -34,102 +35,73 @@ func SFT(ctx context.Context, s *Setup, p *grpo.LMPolicy, pairs []Pair, steps, b
 	if len(pairs) == 0 {
 		return fmt.Errorf("sft: no examples")
 	}
+	batch = max(2, batch)
+	rows := make([]grpo.SFTPair, len(pairs))
+	longest := 1
+	eos := int32(s.Tok.EOS[0])
+	for i, pr := range pairs {
+		ids, err := p.PromptIDs(pr.Prompt, 0)
+		if err != nil {
+			return fmt.Errorf("sft: pair %d: %w", i, err)
+		}
+		rows[i].PromptIDs = toInt32(ids)
+		rows[i].CompletionIDs = append(toInt32(s.Encode(pr.Target)), eos)
+		longest = max(longest, len(rows[i].CompletionIDs))
+	}
+	cfg := grpo.DefaultConfig()
+	cfg.NumGenerations, cfg.BatchSize = batch, batch
+	cfg.LearningRate, cfg.LRSchedulerType, cfg.WarmupSteps = lr, grpo.ScheduleCosine, max(1, steps/10)
+	cfg.MaxPromptLength, cfg.MaxCompletionLength = 0, longest
+	cfg.Seed = seed
+
 	mctx := p.Context()
 	before := map[*mlctx.Variable]bool{}
 	for v := range mctx.IterVariables() {
 		before[v] = true
 	}
 	defer func() {
+		var added []*mlctx.Variable
 		for v := range mctx.IterVariables() {
 			if !before[v] {
-				if e := mctx.DeleteVariable(v.Scope(), v.Name()); e != nil && err == nil {
-					err = fmt.Errorf("sft: %w", e)
-				}
+				added = append(added, v)
+			}
+		}
+		for _, v := range added {
+			if e := mctx.DeleteVariable(v.Scope(), v.Name()); e != nil && err == nil {
+				err = fmt.Errorf("sft: %w", e)
 			}
 		}
 	}()
-	opt := optimizers.Adam().LearningRate(lr).Done()
-	exec, err := mlctx.NewExec(p.Backend(), mctx, func(ctx *mlctx.Context, tokens, mask, targets, lossMask *graph.Node) *graph.Node {
-		c := targets.Shape().Dim(1)
-		logits := p.Logits(ctx, grpo.LogitsInputs{Tokens: tokens, Mask: mask, PromptLen: tokens.Shape().Dim(1) - c})
-		lp := model.TokenLogProbs(logits, targets)
-		n := graph.Max(graph.ReduceAllSum(lossMask), graph.ScalarOne(lossMask.Graph(), dtypes.Float32))
-		loss := graph.Neg(graph.Div(graph.ReduceAllSum(graph.Mul(lp, lossMask)), n))
-		opt.UpdateGraph(ctx, tokens.Graph(), loss)
-		return loss
-	})
+	tr, err := grpo.NewSFTTrainer(p, cfg)
 	if err != nil {
 		return fmt.Errorf("sft: %w", err)
 	}
-	exec.SetMaxCache(64)
 	rng := rand.New(rand.NewPCG(uint64(seed), 77))
-	eos := s.Tok.EOS[0]
 	start := time.Now()
+	mb := make([]grpo.SFTPair, batch)
+	sum, n := 0.0, 0
 	for step := 1; step <= steps; step++ {
-		if err := ctx.Err(); err != nil {
-			return context.Cause(ctx)
+		for i := range mb {
+			mb[i] = rows[rng.IntN(len(rows))]
 		}
-		var prompts, targets [][]int
-		for range batch {
-			pr := pairs[rng.IntN(len(pairs))]
-			ids, err := p.PromptIDs(pr.Prompt, 0)
-			if err != nil {
-				return fmt.Errorf("sft: %w", err)
-			}
-			prompts = append(prompts, ids)
-			targets = append(targets, append(s.Encode(pr.Target), eos))
-		}
-		args := pack(prompts, targets, s.Tok.PAD)
-		out, err := exec.Exec(args...)
+		loss, err := tr.Step(ctx, mb, steps)
 		if err != nil {
-			return fmt.Errorf("sft: step %d: %w", step, err)
+			return fmt.Errorf("sft: %w", err)
 		}
-		loss := tensors.ToScalar[float32](out[0])
+		sum, n = sum+loss, n+1
 		if progress != nil && (step%10 == 0 || step == steps) {
-			fmt.Fprintf(progress, "sft step %d/%d | loss %.3f | %.2fs/step\n", step, steps, loss, time.Since(start).Seconds()/float64(step))
+			fmt.Fprintf(progress, "sft step %d/%d | loss %.3f (mean of last %d) | %.2fs/step\n",
+				step, steps, sum/float64(n), n, time.Since(start).Seconds()/float64(step))
+			sum, n = 0, 0
 		}
 	}
 	return nil
 }
 
-// pack lays out prompts left-padded to P and targets right-padded to C
-// (both rounded up to a power of two, so few graphs are compiled).
-func pack(prompts, targets [][]int, pad int) []any {
-	p, c := 1, 1
-	for i := range prompts {
-		p, c = max(p, len(prompts[i])), max(c, len(targets[i]))
+func toInt32(xs []int) []int32 {
+	out := make([]int32, len(xs))
+	for i, x := range xs {
+		out[i] = int32(x)
 	}
-	p, c = pow2(p), pow2(c)
-	b, l := len(prompts), p+c
-	tok := make([]int32, b*l)
-	mask := make([]int32, b*l)
-	tgt := make([]int32, b*c)
-	lm := make([]float32, b*c)
-	for i := range prompts {
-		for j := range tok[i*l : (i+1)*l] {
-			tok[i*l+j] = int32(pad)
-		}
-		off := i*l + p - len(prompts[i])
-		for j, id := range prompts[i] {
-			tok[off+j], mask[off+j] = int32(id), 1
-		}
-		for j, id := range targets[i] {
-			tok[i*l+p+j], mask[i*l+p+j] = int32(id), 1
-			tgt[i*c+j], lm[i*c+j] = int32(id), 1
-		}
-	}
-	return []any{
-		tensors.FromFlatDataAndDimensions(tok, b, l),
-		tensors.FromFlatDataAndDimensions(mask, b, l),
-		tensors.FromFlatDataAndDimensions(tgt, b, c),
-		tensors.FromFlatDataAndDimensions(lm, b, c),
-	}
-}
-
-func pow2(n int) int {
-	b := 1
-	for b < n {
-		b *= 2
-	}
-	return b
+	return out
 }
