@@ -1,6 +1,60 @@
 package gemm
 
-import "testing"
+import (
+	"flag"
+	"testing"
+)
+
+// benchThreads sets the goroutines per Gemm call in benchmarks
+// (-gemm.threads 1 gives figures less disturbed by a shared machine).
+var benchThreads = flag.Int("gemm.threads", 0, "goroutines per Gemm call in benchmarks (0: GOMAXPROCS)")
+
+// Blocking overrides for tuning experiments (0 keeps the default;
+// -gemm.inplace -1 always packs B, 1 keeps the default rule).
+var (
+	benchKC      = flag.Int("gemm.kc", 0, "kcMax in benchmarks (0: default)")
+	benchMC      = flag.Int("gemm.mc", 0, "mcMax in benchmarks (0: default)")
+	benchNC      = flag.Int("gemm.nc", 0, "ncMax in benchmarks (0: default)")
+	benchInPlace = flag.Int("gemm.inplace", 0, "-1: always pack B in benchmarks")
+)
+
+// setBlocking applies the overrides and returns a func restoring the defaults.
+func setBlocking(kc, mc, nc, inPlace int) func() {
+	okc, omc, onc, or, os := kcMax, mcMax, ncMax, inPlaceMaxRows, inPlaceMaxStride
+	if kc > 0 {
+		kcMax = kc
+	}
+	if mc > 0 {
+		mcMax = mc
+	}
+	if nc > 0 {
+		ncMax = nc
+	}
+	if inPlace < 0 {
+		inPlaceMaxRows, inPlaceMaxStride = 0, 0
+	}
+	return func() { kcMax, mcMax, ncMax, inPlaceMaxRows, inPlaceMaxStride = okc, omc, onc, or, os }
+}
+
+// BenchmarkKernel is the largest micro-kernel alone on packed panels that
+// stay in L1: the ceiling the blocking can approach.
+func BenchmarkKernel(b *testing.B) {
+	kern := active.Load()
+	const kc = 256
+	ap := make([]float32, kern.mr*kc)
+	bp := make([]float32, kern.nr*kc)
+	c := make([]float32, kern.mr*kern.nr)
+	f := kern.rows[kern.mr]
+	cpu0 := cpuSeconds()
+	for b.Loop() {
+		f(kc, &ap[0], &bp[0], kern.nr, &c[0], kern.nr, 1)
+	}
+	report(b, 2*float64(kern.mr*kern.nr*kc), cpuSeconds()-cpu0)
+}
+
+// benchDot sets dotMaxRows in benchmarks (-gemm.dot 0 turns the
+// dot-product path off, for A/B comparisons); negative keeps the default.
+var benchDot = flag.Int("gemm.dot", -1, "most rows of A for the dot-product path in benchmarks (-1: default)")
 
 // benchShapes are the shapes: MLP-sized, prefill, decode, LM head.
 var benchShapes = []struct {
@@ -11,6 +65,18 @@ var benchShapes = []struct {
 	{"1024x576x1536", 1024, 576, 1536},
 	{"decode8x576x1536", 8, 576, 1536},
 	{"lmhead1024x576x49152", 1024, 576, 49152},
+}
+
+// BenchmarkGemmDecode is one KV-cache decode step's products at batch 8 in
+// the model's layout x·Wᵀ (W stored [out, in]): MLP up, MLP down, LM head.
+func BenchmarkGemmDecode(b *testing.B) {
+	for _, s := range []struct {
+		name    string
+		m, k, n int
+	}{{"8x576x1536", 8, 576, 1536}, {"8x1536x576", 8, 1536, 576}, {"8x576x49152", 8, 576, 49152}, {"1x576x576", 1, 576, 576},
+		{"16x576x1536", 16, 576, 1536}, {"32x576x1536", 32, 576, 1536}, {"64x576x1536", 64, 576, 1536}} {
+		b.Run(s.name, func(b *testing.B) { benchOne(b, 1, s.m, s.n, s.k, false, true) })
+	}
 }
 
 // BenchmarkGemm reports GFLOP/s for each shape with B row-major (NN) and
@@ -53,12 +119,29 @@ func benchOne(b *testing.B, batch, m, n, k int, at, bt bool) {
 		bm.Data[i] = float32(i%5) * 0.1
 	}
 	c := make([]float32, batch*m*n)
+	defer SetThreads(SetThreads(*benchThreads))
+	defer setBlocking(*benchKC, *benchMC, *benchNC, *benchInPlace)()
+	if *benchDot >= 0 {
+		defer func(r int) { dotMaxRows = r }(dotMaxRows)
+		dotMaxRows = *benchDot
+	}
 	b.ResetTimer()
+	cpu0 := cpuSeconds()
 	for b.Loop() {
 		Gemm(batch, m, n, k, a, bm, c)
 	}
-	flops := 2 * float64(batch) * float64(m) * float64(n) * float64(k)
+	report(b, 2*float64(batch)*float64(m)*float64(n)*float64(k), cpuSeconds()-cpu0)
+}
+
+// report sets the GFLOP/s metrics of a benchmark of flops per iteration:
+// per wall second and per CPU second of the whole process (less disturbed
+// by other processes on a shared machine; with n threads busy it is 1/n of
+// the parallel speed).
+func report(b *testing.B, flops, cpu float64) {
 	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if cpu > 0 {
+		b.ReportMetric(flops*float64(b.N)/cpu/1e9, "GFLOP/cpu-s")
+	}
 	b.ReportMetric(0, "ns/op")
 }
 

@@ -10,6 +10,16 @@
 // DotGeneral operand reduces to, so A·B, A·Bᵀ, Aᵀ·B and batched products
 // need no separate transpose.
 //
+// A product with few rows of A (at most 32: decode) and a transposed B
+// (x·Wᵀ with W stored [out, in], the model's layout) skips the GEMM
+// machinery: dot-product kernels (AVX-512 and AVX2, Go assembly) read A's
+// and W's rows in place, 4×4 (AVX2: 2×4) outputs at a time, so W is
+// streamed once, prefetched, and never packed.
+//
+// The GEMM kernels prefetch their C tile and B sixteen rows ahead (B read
+// in place has its rows in different pages, which the hardware prefetcher
+// does not follow).
+//
 // Three kernel families exist: AVX512 (12×32, Go assembly), AVX2 (6×16,
 // Go assembly, needs FMA) and Portable (4×4, pure Go, every CPU). The best
 // one the CPU supports is chosen at start-up with golang.org/x/sys/cpu;

@@ -73,6 +73,23 @@ func Gemm(batch, m, n, k int, a, b Mat, c []float32) {
 	checkView("B", b, batch, k, n)
 	kern := active.Load()
 	nt := numThreads()
+	if useDot(kern, m, b) {
+		if 2*float64(batch)*float64(m)*float64(n)*float64(k) < parallelMinFlops {
+			nt = 1
+		}
+		if batch > 1 && batch >= nt {
+			runSplit(nt, batch, func(b0, b1 int) {
+				for bi := b0; bi < b1; bi++ {
+					dotOne(kern, 1, m, n, k, a, b, bi, c[bi*m*n:(bi+1)*m*n])
+				}
+			})
+			return
+		}
+		for bi := 0; bi < batch; bi++ {
+			dotOne(kern, nt, m, n, k, a, b, bi, c[bi*m*n:(bi+1)*m*n])
+		}
+		return
+	}
 	flops := 2 * float64(batch) * float64(m) * float64(n) * float64(k)
 	if nt <= 1 || flops < parallelMinFlops {
 		ws := getWork()
@@ -238,16 +255,20 @@ func cols(kern *kernel, ws *work, ap []float32, b Mat, bSrc int, inPlace bool, k
 		for ic := 0; ic < m; ic += mcMax {
 			mcur := min(mcMax, m-ic)
 			for jr := 0; jr < ncur; jr += nr {
+				ncols := min(nr, ncur-jr)
 				var bPanel *float32
 				ldb := nr
-				if inPlace {
-					bPanel, ldb = &b.Data[bSrc+jc+jr], b.RS
-				} else {
+				switch {
+				case !inPlace:
 					bPanel = &bp[jr*kc]
+				case ncols < nr:
+					bPanel = edgePanel(kern, ws, b, bSrc+(jc+jr)*b.CS, kc, ncols)
+				default:
+					bPanel, ldb = &b.Data[bSrc+jc+jr], b.RS
 				}
 				for ir := 0; ir < mcur; ir += mr {
 					i := ic + ir
-					tile(kern, ws, min(mr, m-i), min(nr, ncur-jr), kc, &ap[(i/mr)*mr*kc], bPanel, ldb, b, bSrc+(jc+jr)*b.CS, c, i*n+jc+jr, n, accum)
+					tile(kern, ws, min(mr, m-i), ncols, kc, &ap[(i/mr)*mr*kc], bPanel, ldb, c, i*n+jc+jr, n, accum)
 				}
 			}
 		}
@@ -258,34 +279,46 @@ func cols(kern *kernel, ws *work, ap []float32, b Mat, bSrc int, inPlace bool, k
 func rowsRange(kern *kernel, ws *work, ap, bp []float32, b Mat, bSrc int, inPlace bool, kc, m, n, p0, p1 int, c []float32, accum int) {
 	mr, nr := kern.mr, kern.nr
 	for jr := 0; jr < n; jr += nr {
+		ncols := min(nr, n-jr)
 		var bPanel *float32
 		ldb := nr
-		if inPlace {
-			bPanel, ldb = &b.Data[bSrc+jr], b.RS
-		} else {
+		switch {
+		case !inPlace:
 			bPanel = &bp[jr*kc]
+		case ncols < nr:
+			bPanel = edgePanel(kern, ws, b, bSrc+jr*b.CS, kc, ncols)
+		default:
+			bPanel, ldb = &b.Data[bSrc+jr], b.RS
 		}
 		for p := p0; p < p1; p++ {
 			i := p * mr
-			tile(kern, ws, min(mr, m-i), min(nr, n-jr), kc, &ap[p*mr*kc], bPanel, ldb, b, bSrc+jr*b.CS, c, i*n+jr, n, accum)
+			tile(kern, ws, min(mr, m-i), ncols, kc, &ap[p*mr*kc], bPanel, ldb, c, i*n+jr, n, accum)
 		}
 	}
 }
 
-// tile runs the kernel on one rows×cols tile of C at c[cOff]. A partial
-// column tile goes through a zero-padded copy of its B panel and a scratch
-// C tile, so the kernels never touch memory past the matrices.
-func tile(kern *kernel, ws *work, rows, ncols, kc int, aPanel, bPanel *float32, ldb int, b Mat, bEdge int, c []float32, cOff, ldc, accum int) {
+// edgePanel packs the last, partial column panel of a B read in place
+// (ncols < nr columns from bEdge) into ws.edge, zero padded, once for all
+// the row tiles that use it, so the kernels never read past B.
+func edgePanel(kern *kernel, ws *work, b Mat, bEdge, kc, ncols int) *float32 {
+	ws.edge = grow(ws.edge, kc*kern.nr)
+	packB(kern.packT, ws.edge, b.Data, bEdge, b.RS, b.CS, kc, ncols, kern.nr, 0, 1)
+	return &ws.edge[0]
+}
+
+// tile runs the kernel on one rows×ncols tile of C at c[cOff]. A partial
+// column tile (ncols < nr) has a zero-padded packed B panel (ldb = nr) and
+// goes through a scratch C tile, so the kernels never touch memory past C.
+func tile(kern *kernel, ws *work, rows, ncols, kc int, aPanel, bPanel *float32, ldb int, c []float32, cOff, ldc, accum int) {
 	f := kern.rows[rows]
 	nr := kern.nr
 	if ncols == nr {
 		f(kc, aPanel, bPanel, ldb, &c[cOff], ldc, accum)
 		return
 	}
-	ws.edge = grow(ws.edge, kc*nr+kern.mr*nr)
-	eb, et := ws.edge[:kc*nr], ws.edge[kc*nr:]
-	packB(kern.packT, eb, b.Data, bEdge, b.RS, b.CS, kc, ncols, nr, 0, 1)
-	f(kc, aPanel, &eb[0], nr, &et[0], nr, 0)
+	ws.ct = grow(ws.ct, kern.mr*nr)
+	et := ws.ct
+	f(kc, aPanel, bPanel, ldb, &et[0], nr, 0)
 	for i := 0; i < rows; i++ {
 		dst := c[cOff+i*ldc : cOff+i*ldc+ncols]
 		src := et[i*nr : i*nr+ncols]
@@ -300,7 +333,7 @@ func tile(kern *kernel, ws *work, rows, ncols, kc int, aPanel, bPanel *float32, 
 }
 
 // work is one goroutine's scratch space, recycled through a pool.
-type work struct{ a, b, edge []float32 }
+type work struct{ a, b, edge, ct []float32 }
 
 var workPool = sync.Pool{New: func() any { return new(work) }}
 

@@ -130,6 +130,42 @@ func TestGemmLayouts(t *testing.T) {
 	})
 }
 
+// TestGemmDot forces the dot-product path (A·Bᵀ with few rows) on and off
+// over odd sizes, k around the kernels' 16- and 32-wide steps, and every
+// layout of A and B.
+func TestGemmDot(t *testing.T) {
+	forEachImpl(t, func(t *testing.T) {
+		forEachDotMode(func() {
+			seed := uint64(3)
+			for _, m := range []int{1, 2, 3, 4, 5, 8, 13} {
+				for _, n := range []int{1, 3, 4, 7, 33} {
+					for _, k := range []int{1, 15, 16, 17, 32, 47, 64, 100} {
+						la, lb := layouts[int(seed)%len(layouts)], layouts[int(seed/3)%len(layouts)]
+						lb.transposed = seed%4 != 0
+						checkProduct(t, 1+int(seed%2), m, n, k, la, lb, seed)
+						seed++
+					}
+				}
+			}
+			for _, la := range layouts {
+				for _, lb := range layouts {
+					checkProduct(t, 3, 9, 70, 45, la, lb, 5)
+				}
+			}
+		})
+	})
+}
+
+// forEachDotMode runs f with the dot-product path off and taken for any
+// number of rows.
+func forEachDotMode(f func()) {
+	defer func(r int) { dotMaxRows = r }(dotMaxRows)
+	for _, lim := range []int{0, 1 << 30} {
+		dotMaxRows = lim
+		f()
+	}
+}
+
 // forEachBMode runs f with row-major B read in place and packed.
 func forEachBMode(f func()) {
 	defer func(r, s int) { inPlaceMaxRows, inPlaceMaxStride = r, s }(inPlaceMaxRows, inPlaceMaxStride)
@@ -152,6 +188,7 @@ func TestGemmBlocking(t *testing.T) {
 		forEachImpl(t, func(t *testing.T) {
 			forEachBMode(func() {
 				for i, s := range [][4]int{
+					{1, 7, 300, 130},   // dot path, columns split
 					{1, 200, 300, 130}, // split columns
 					{1, 300, 20, 110},  // split rows
 					{2, 77, 90, 100},   // batch split

@@ -50,6 +50,7 @@ type kernel struct {
 	mr, nr int
 	rows   []asmKernel // rows[r] handles an r-row tile, 1 ≤ r ≤ mr
 	packT  packTFunc   // optional fast packing of full transposed B panels
+	dot    []dotKernel // optional: dot[r] for r < len(dot) rows of A·Bᵀ (see dot.go)
 }
 
 // packTFunc packs one full nr-column panel of a transposed B (see packB)

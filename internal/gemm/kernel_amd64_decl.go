@@ -63,3 +63,27 @@ func kernAVX2_5(k int, a, b *float32, ldb int, c *float32, ldc int, accum int)
 
 //go:noescape
 func kernAVX2_6(k int, a, b *float32, ldb int, c *float32, ldc int, accum int)
+
+// dotAVX512Rows[r] is the 4-column dot-product kernel for r rows.
+var dotAVX512Rows = [...]dotKernel{nil, dotAVX512_1, dotAVX512_2, dotAVX512_3, dotAVX512_4}
+
+//go:noescape
+func dotAVX512_1(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func dotAVX512_2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func dotAVX512_3(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func dotAVX512_4(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// dotAVX2Rows[r] is the 4-column dot-product kernel for r rows.
+var dotAVX2Rows = [...]dotKernel{nil, dotAVX2_1, dotAVX2_2}
+
+//go:noescape
+func dotAVX2_1(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func dotAVX2_2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)

@@ -14,6 +14,17 @@ func packA(dst, data []float32, src, rs, cs, m, kc, mr, p0, p1 int) {
 		panel := dst[p*mr*kc : (p+1)*mr*kc]
 		base := src + p*mr*rs
 		switch {
+		case cs == 1 && rows == 12 && mr == 12:
+			packA12(panel, data[base:], rs, kc)
+		case rs == 1 && rows == 12 && mr == 12:
+			// Transposed A, a full panel: element moves instead of a
+			// memmove call per 48 bytes (~5% of a weight-gradient product).
+			for q := 0; q < kc; q++ {
+				d := panel[q*12 : q*12+12 : q*12+12]
+				r := data[base+q*cs : base+q*cs+12 : base+q*cs+12]
+				d[0], d[1], d[2], d[3], d[4], d[5] = r[0], r[1], r[2], r[3], r[4], r[5]
+				d[6], d[7], d[8], d[9], d[10], d[11] = r[6], r[7], r[8], r[9], r[10], r[11]
+			}
 		case cs == 1:
 			for i := 0; i < rows; i++ {
 				row := data[base+i*rs : base+i*rs+kc]
@@ -37,6 +48,23 @@ func packA(dst, data []float32, src, rs, cs, m, kc, mr, p0, p1 int) {
 				clear(panel[q*mr+rows : q*mr+mr])
 			}
 		}
+	}
+}
+
+// packA12 packs a full 12-row panel of a row-major A (row stride rs):
+// the common case, written out so that the compiler drops the bounds checks
+// and walks the twelve rows together (the generic loop costs ~10% of a
+// large product).
+func packA12(panel, src []float32, rs, kc int) {
+	r0, r1, r2, r3 := src[:kc], src[rs:rs+kc], src[2*rs:2*rs+kc], src[3*rs:3*rs+kc]
+	r4, r5, r6, r7 := src[4*rs:4*rs+kc], src[5*rs:5*rs+kc], src[6*rs:6*rs+kc], src[7*rs:7*rs+kc]
+	r8, r9, r10, r11 := src[8*rs:8*rs+kc], src[9*rs:9*rs+kc], src[10*rs:10*rs+kc], src[11*rs:11*rs+kc]
+	panel = panel[:12*kc]
+	for q := range r0 {
+		d := panel[12*q : 12*q+12 : 12*q+12]
+		d[0], d[1], d[2], d[3] = r0[q], r1[q], r2[q], r3[q]
+		d[4], d[5], d[6], d[7] = r4[q], r5[q], r6[q], r7[q]
+		d[8], d[9], d[10], d[11] = r8[q], r9[q], r10[q], r11[q]
 	}
 }
 

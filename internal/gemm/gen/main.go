@@ -11,6 +11,9 @@
 // where A is a packed MR-row panel (zero padded), B is either a packed
 // NR-wide panel (ldb = NR) or the caller's row-major matrix read in place,
 // and C is added to when accum != 0, overwritten otherwise.
+//
+// It also writes the dot-product kernels for few rows of A times a
+// transposed B (see dot.go here and internal/gemm/dot.go).
 package main
 
 import (
@@ -48,15 +51,28 @@ func main() {
 			emit(&w, s, rows)
 		}
 	}
+	emitDotData(&w)
+	for _, s := range dotISAs {
+		for rows := 1; rows <= s.mr; rows++ {
+			emitDot(&w, s, rows)
+		}
+	}
 	if err := os.WriteFile(*out, w.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
 }
 
+// Software prefetching in the GEMM kernels: of the C tile at entry, and of
+// B prefetchB rows ahead (0: none; a power of two).
+var (
+	prefetchC = true
+	prefetchB = 16
+)
+
 // emit writes the kernel for one row count.
 //
 // Registers: CX k counter, SI A, DX B, R8 ldb (bytes), DI C, R9 ldc (bytes),
-// R10 accum. Accumulators are V0..V(2*rows-1); the two B vectors of the
+// R10 accum, R12 C prefetch pointer, R13 prefetchB rows of B (bytes). Accumulators are V0..V(2*rows-1); the two B vectors of the
 // current k step are V(2*mr), V(2*mr+1); the A broadcasts use the
 // registers after those.
 func emit(w *bytes.Buffer, s isa, rows int) {
@@ -81,6 +97,23 @@ func emit(w *bytes.Buffer, s isa, rows int) {
 	p("MOVQ ldc+40(FP), R9")
 	p("SHLQ $2, R9")
 	p("MOVQ accum+48(FP), R10")
+	// Prefetch the C tile: its rows are far apart (ldc), and without this
+	// the final loads/stores of every tile wait on memory.
+	if prefetchC {
+		p("MOVQ DI, R12")
+		for i := 0; i < rows; i++ {
+			for off := 0; off < s.nr*4; off += 64 {
+				p("PREFETCHT0 %d(R12)", off)
+			}
+			if i < rows-1 {
+				p("ADDQ R9, R12")
+			}
+		}
+	}
+	if prefetchB > 0 {
+		p("MOVQ R8, R13")
+		p("SHLQ $%d, R13", log2(prefetchB))
+	}
 	for i := 0; i < rows*vb; i++ {
 		p("VXORPS %s, %s, %s", reg(i), reg(i), reg(i))
 	}
@@ -88,6 +121,13 @@ func emit(w *bytes.Buffer, s isa, rows int) {
 	step := func() {
 		for v := 0; v < vb; v++ {
 			p("VMOVUPS %d(DX), %s", v*s.lanes*4, reg(b0+v))
+		}
+		if prefetchB > 0 {
+			// prefetchB rows of B ahead (B read in place has rows in
+			// different pages, out of the hardware prefetcher's reach).
+			for off := 0; off < s.nr*4; off += 64 {
+				p("PREFETCHT0 %d(DX)(R13*1)", off)
+			}
 		}
 		for i := 0; i < rows; i++ {
 			r := reg(bc + bcn%nbc)
@@ -160,6 +200,7 @@ func writeDecl(path string) {
 			fmt.Fprintf(&w, "\n//go:noescape\nfunc %s_%d(k int, a, b *float32, ldb int, c *float32, ldc int, accum int)\n", s.name, r)
 		}
 	}
+	writeDotDecl(&w)
 	if err := os.WriteFile(path, w.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
