@@ -10,8 +10,15 @@
 //	go run ./examples/poker -steps 20             # a short run
 //	go run ./examples/poker -model ~/models/SmolLM2-135M-Instruct -train lora -lr 1e-4
 //
+// The tiny model reads the hand as its sorted ranks, then their suits, one
+// token each (" Two Two Nine King Ace clubs diamonds spades hearts
+// spades"): equal ranks are equal neighbours, a flush is five equal suit
+// tokens. Task flags shape the tiny model (-hidden, -layers) and the
+// trainer (-entropy, -schedule, -scale-rewards); -time bounds training
+// and -eval-every prints the held-out learning curve.
+//
 // It prints the held-out accuracy per class before and after training and
-// writes metrics.jsonl, reward.png, eval.json and checkpoints to -out
+// writes metrics.jsonl, reward.png, eval.jsonl and checkpoints to -out
 // (default runs/poker). Ctrl-C stops after saving a checkpoint.
 package main
 

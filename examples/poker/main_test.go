@@ -10,6 +10,7 @@ import (
 
 	"github.com/grpokit/grpokit/envs/poker"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/tokenizer"
 )
 
 func TestRunSmoke(t *testing.T) {
@@ -18,12 +19,12 @@ func TestRunSmoke(t *testing.T) {
 	}
 	var out bytes.Buffer
 	cfg := defaults()
-	cfg.Steps, cfg.Prompts, cfg.Generations, cfg.Eval = 2, 2, 4, 18
-	cfg.Out, cfg.Quiet, cfg.Stdout = t.TempDir(), true, &out
+	cfg.Steps, cfg.Prompts, cfg.Generations, cfg.Eval, cfg.EvalEvery = 2, 2, 4, 18, 1
+	cfg.Out, cfg.Stdout = t.TempDir(), &out
 	if err := run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"before training", "after 2 GRPO steps", "macro accuracy"} {
+	for _, want := range []string{"before training", "step 1: held-out macro accuracy", "after 2 GRPO steps", "macro accuracy"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
@@ -32,6 +33,36 @@ func TestRunSmoke(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil {
 			t.Error(err)
 		}
+	}
+	// Before, at step 1 (-eval-every 1), after.
+	if data, err := os.ReadFile(filepath.Join(cfg.Out, "eval.jsonl")); err != nil || strings.Count(string(data), "\n") != 3 {
+		t.Errorf("eval.jsonl: %v, %d lines, want 3", err, strings.Count(string(data), "\n"))
+	}
+}
+
+// TestTinyPromptTokens checks that the tiny tokenizer gives every rank and
+// suit of the prompt one token of its own: 11 tokens for every hand.
+func TestTinyPromptTokens(t *testing.T) {
+	dir := t.TempDir()
+	if err := tokenizer.WriteTinyDir(dir, tinyModel(64, 2).Words); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, ex := range poker.NewSampler(7).Batch(200) {
+		ids := tok.Tokenizer.Encode(tinyText(ex.Hand), false)
+		if len(ids) != 11 {
+			t.Fatalf("%q: %d tokens, want 11", tinyText(ex.Hand), len(ids))
+		}
+		for _, id := range ids {
+			seen[id] = true
+		}
+	}
+	if len(seen) != 13+4+1 {
+		t.Errorf("%d distinct prompt tokens, want 18 (13 ranks, 4 suits, newline)", len(seen))
 	}
 }
 
@@ -71,6 +102,11 @@ func TestBadInput(t *testing.T) {
 		{"unknown config field", []string{"-config", badJSON}, `unknown field "stepz"`},
 		{"missing config file", []string{"-config", filepath.Join(noTok, "none.json")}, "no such file"},
 		{"bad duration", []string{"-time", "soon"}, "not a duration"},
+		{"bad schedule", []string{"-schedule", "fast"}, `-schedule "fast": want linear, cosine or constant`},
+		{"bad scaling", []string{"-scale-rewards", "std"}, `-scale-rewards "std": want group, batch or none`},
+		{"negative entropy", []string{"-entropy", "-1"}, "-entropy -1: want ≥ 0"},
+		{"no layers", []string{"-layers", "0"}, "-hidden 64 -layers 0: want both ≥ 1"},
+		{"negative eval-every", []string{"-eval-every", "-5"}, "-eval-every -5: want ≥ 0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,6 +130,9 @@ func TestHandsDataset(t *testing.T) {
 	}
 	if got := handText(h); got != "2c 2d 9s Kh As" {
 		t.Errorf("handText = %q", got)
+	}
+	if got, want := tinyText(h), " Two Two Nine King Ace clubs diamonds spades hearts spades\n"; got != want {
+		t.Errorf("tinyText = %q, want %q", got, want)
 	}
 	d := hands{seed: 3, n: 27, prompt: func(h poker.Hand) grpo.Example { return grpo.Example{Prompt: handText(h)} }}
 	for i := range d.Len() {

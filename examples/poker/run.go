@@ -28,6 +28,21 @@ type config struct {
 	// TimeLimit stops training after this long (then the final evaluation
 	// runs); 0 means no limit. JSON: a Go duration string ("25m").
 	TimeLimit duration `json:"time_limit"`
+	// Hidden and Layers shape the tiny model (width, decoder layers).
+	Hidden int `json:"hidden"`
+	Layers int `json:"layers"`
+	// Entropy is the trainer's EntropyCoef: it keeps the policy from
+	// collapsing onto a few labels before it has learned them.
+	Entropy float64 `json:"entropy"`
+	// Schedule is the learning-rate decay after warmup: linear, cosine or
+	// constant.
+	Schedule string `json:"schedule"`
+	// Scale divides centred rewards: group, batch or none.
+	Scale string `json:"scale_rewards"`
+	// EvalEvery evaluates the held-out hands every this many steps during
+	// training (the learning curve in eval.jsonl); 0 means only before
+	// and after.
+	EvalEvery int `json:"eval_every"`
 	// Stdout receives the report; nil means os.Stdout (tests set it).
 	Stdout io.Writer `json:"-"`
 }
@@ -35,42 +50,81 @@ type config struct {
 // defaults are the settings of `go run ./examples/poker`.
 func defaults() config {
 	return config{Config: exkit.Config{
-		Train: "full", LoRARank: 8, Steps: 3000, Generations: 8, Prompts: 16,
+		Train: "full", LoRARank: 8, Steps: 6000, Generations: 8, Prompts: 16,
 		LR: 1e-3, Temperature: 1, SFTSteps: -1, Eval: 270,
 		Out: filepath.Join("runs", "poker"), Seed: 1,
-	}, TimeLimit: duration(25 * time.Minute)}
+	}, TimeLimit: duration(22 * time.Minute), Hidden: 64, Layers: 2, Entropy: 0.1, Schedule: "constant", Scale: "group",
+		EvalEvery: 500}
 }
 
 func parse(cfg *config, args []string) error {
 	return exkit.Parse("poker", cfg, &cfg.Config, func(fs *flag.FlagSet) {
 		fs.BoolVar(&cfg.Plain, "plain-prompt", cfg.Plain, "give the tiny model poker.Prompt's English instruction, not the bare hand")
 		fs.Var(&cfg.TimeLimit, "time", "stop training after this long, then evaluate (0: no limit)")
+		fs.IntVar(&cfg.EvalEvery, "eval-every", cfg.EvalEvery, "evaluate the held-out hands every N steps while training (0: only before and after)")
+		fs.IntVar(&cfg.Hidden, "hidden", cfg.Hidden, "tiny model: hidden size")
+		fs.IntVar(&cfg.Layers, "layers", cfg.Layers, "tiny model: decoder layers")
+		fs.Float64Var(&cfg.Entropy, "entropy", cfg.Entropy, "entropy bonus coefficient (grpo.Config.EntropyCoef)")
+		fs.StringVar(&cfg.Schedule, "schedule", cfg.Schedule, "learning-rate decay after warmup: linear, cosine or constant")
+		fs.StringVar(&cfg.Scale, "scale-rewards", cfg.Scale, "advantage scaling: group, batch or none")
 	}, args)
 }
 
-// tinyModel is the embedded default: 2 layers, width 64, and a tokenizer in
-// which every label word is one token and a card is three (space, rank,
-// suit).
-func tinyModel() exkit.Tiny {
+// rankWords and suitWords spell a card for the tiny model: one token per
+// rank and one per suit (the tokenizer would split "Kh" or " 9" into
+// pieces of varying length).
+var (
+	rankWords = [...]string{"Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten", "Jack", "Queen", "King", "Ace"}
+	suitWords = [...]string{"clubs", "diamonds", "hearts", "spades"}
+)
+
+// tinyModel is the embedded default, a Llama-shaped decoder of the given
+// shape, and a tokenizer in which every label word, rank word and suit
+// word is one token.
+func tinyModel(hidden, layers int) exkit.Tiny {
 	words := []string{"user", "assistant", "system"}
 	for _, l := range poker.Labels() {
 		words = append(words, strings.Fields(l)...)
 	}
+	words = append(append(words, rankWords[:]...), suitWords[:]...)
 	slices.Sort(words)
-	return exkit.Tiny{Words: slices.Compact(words), Hidden: 64, Layers: 2, Heads: 4, Intermediate: 256, MaxPositions: 256}
+	return exkit.Tiny{Words: slices.Compact(words), Hidden: hidden, Layers: layers, Heads: max(1, hidden/32),
+		Intermediate: 4 * hidden, MaxPositions: 256}
 }
 
-// handText writes a hand for the tiny model: its cards sorted by rank then
-// suit ("2c 5d 9h Kh As"), so that pairs sit side by side.
-func handText(h poker.Hand) string {
-	cs := h[:]
-	slices.SortFunc(cs, func(a, b poker.Card) int {
+// sortCards returns h's cards sorted by rank, then suit.
+func sortCards(h poker.Hand) poker.Hand {
+	slices.SortFunc(h[:], func(a, b poker.Card) int {
 		if a.Rank != b.Rank {
 			return int(a.Rank) - int(b.Rank)
 		}
 		return int(a.Suit) - int(b.Suit)
 	})
-	return poker.Hand(cs).String()
+	return h
+}
+
+// handText writes a hand with its cards sorted by rank then suit
+// ("2c 5d 9h Kh As"), so that pairs sit side by side.
+func handText(h poker.Hand) string { return sortCards(h).String() }
+
+// tinyText is the tiny model's prompt: the ranks of the sorted cards, then
+// their suits in the same order, one token each (" Two Two Nine King Ace
+// clubs diamonds spades hearts spades" and a newline: 11 tokens; the
+// leading space makes the first rank the same token as the others). Equal
+// ranks are then equal neighbours, a straight is five consecutive rank
+// tokens and a flush five equal suit tokens; the prompt holds the cards
+// and nothing computed from them.
+func tinyText(h poker.Hand) string {
+	h = sortCards(h)
+	var b strings.Builder
+	for _, c := range h {
+		b.WriteString(" " + rankWords[c.Rank-poker.Two])
+	}
+	for _, c := range h {
+		b.WriteString(" " + suitWords[c.Suit])
+	}
+	b.WriteByte('\n')
+	return b.String()
 }
 
 // hands is the training Dataset: example i is a uniformly random hand of
@@ -105,19 +159,41 @@ type result struct {
 	Seconds       float64            `json:"seconds"`
 }
 
+// validate checks the shared settings and the task's before anything is
+// built, naming the flag of each bad value.
+func (c *config) validate() error {
+	errs := []error{c.Validate("poker")}
+	if c.Model == "" && (c.Hidden < 1 || c.Layers < 1) {
+		errs = append(errs, fmt.Errorf("poker: -hidden %d -layers %d: want both ≥ 1", c.Hidden, c.Layers))
+	}
+	if !(c.Entropy >= 0) {
+		errs = append(errs, fmt.Errorf("poker: -entropy %g: want ≥ 0", c.Entropy))
+	}
+	if !slices.Contains([]string{"linear", "cosine", "constant"}, c.Schedule) {
+		errs = append(errs, fmt.Errorf("poker: -schedule %q: want linear, cosine or constant", c.Schedule))
+	}
+	if !slices.Contains([]string{"group", "batch", "none"}, c.Scale) {
+		errs = append(errs, fmt.Errorf("poker: -scale-rewards %q: want group, batch or none", c.Scale))
+	}
+	if c.EvalEvery < 0 {
+		errs = append(errs, fmt.Errorf("poker: -eval-every %d: want ≥ 0", c.EvalEvery))
+	}
+	return errors.Join(errs...)
+}
+
 func run(ctx context.Context, cfg config) error {
 	out := cfg.Stdout
 	if out == nil {
 		out = os.Stdout
 	}
-	if err := cfg.Validate("poker"); err != nil {
+	if err := cfg.validate(); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return fmt.Errorf("poker: %w", err)
 	}
 	start := time.Now()
-	s, err := exkit.Load("poker", &cfg.Config, tinyModel())
+	s, err := exkit.Load("poker", &cfg.Config, tinyModel(cfg.Hidden, cfg.Layers))
 	if err != nil {
 		return err
 	}
@@ -135,9 +211,9 @@ func run(ctx context.Context, cfg config) error {
 	}
 	prompt := func(h poker.Hand) grpo.Example {
 		if s.Tiny && !cfg.Plain {
-			// The bare hand, no chat template: 15 tokens, so every
+			// The bare hand, no chat template: 11 tokens, so every
 			// forward pass is short.
-			return grpo.Example{Prompt: handText(h) + "\n"}
+			return grpo.Example{Prompt: tinyText(h)}
 		}
 		text := poker.Prompt(h)
 		return grpo.Example{Messages: []grpo.Message{{Role: "user", Content: text}}, Prompt: text}
@@ -181,7 +257,9 @@ func run(ctx context.Context, cfg config) error {
 	gc.MaxCompletionLength = maxLabel + 1
 	gc.Temperature = cfg.Temperature
 	gc.LearningRate = cfg.LR
-	gc.LRSchedulerType = grpo.ScheduleConstant
+	gc.LRSchedulerType = grpo.Schedule(cfg.Schedule)
+	gc.ScaleRewards = grpo.ScaleRewards(cfg.Scale)
+	gc.EntropyCoef = cfg.Entropy
 	gc.WarmupSteps = min(20, cfg.Steps/10)
 	gc.Beta = cfg.Beta
 	gc.Seed = cfg.Seed
@@ -196,6 +274,18 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("poker: %w", err)
 	}
 	trainer.Progress = out
+	var evalErr error
+	if cfg.EvalEvery > 0 {
+		trainer.OnStep = func(grpo.Metrics) {
+			if step := trainer.Step(); step%cfg.EvalEvery == 0 && step < cfg.Steps && evalErr == nil {
+				rep, err := evaluate(step)
+				evalErr = err
+				if !cfg.Quiet && err == nil {
+					fmt.Fprintf(out, "step %d: held-out macro accuracy %.1f%%\n", step, 100*rep.MacroAccuracy)
+				}
+			}
+		}
+	}
 	if cfg.Steps > 0 {
 		fmt.Fprintf(out, "\nGRPO: %d steps × %d hands × %d samples, lr %g\n", cfg.Steps, cfg.Prompts, cfg.Generations, cfg.LR)
 	}
@@ -205,7 +295,7 @@ func run(ctx context.Context, cfg config) error {
 	if cfg.TimeLimit > 0 {
 		trainCtx, cancel = context.WithTimeout(ctx, time.Duration(cfg.TimeLimit))
 	}
-	trainErr := trainer.Train(trainCtx, data)
+	trainErr := errors.Join(trainer.Train(trainCtx, data), evalErr)
 	cancel()
 	trainTime := time.Since(trainStart)
 	if trainErr != nil && ctx.Err() == nil && errors.Is(trainErr, context.DeadlineExceeded) {
