@@ -17,29 +17,6 @@
 // runs/gsm8k). Ctrl-C stops after saving a checkpoint.
 package main
 
-import (
-	"context"
-	"errors"
-	"fmt"
-	"os"
-	"os/signal"
+import "github.com/grpokit/grpokit/examples/internal/exkit"
 
-	"github.com/grpokit/grpokit/examples/internal/exkit"
-)
-
-func main() {
-	cfg := defaults()
-	if err := parse(&cfg, os.Args[1:]); err != nil {
-		if errors.Is(err, exkit.ErrHelp) {
-			return
-		}
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, cfg); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-}
+func main() { exkit.Main(defaults(), parse, run) }
