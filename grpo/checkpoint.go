@@ -91,7 +91,63 @@ func (t *Trainer) Save(outputDir string) (string, error) {
 		return fail(err)
 	}
 	syncDir(outputDir)
+	if err := pruneCheckpoints(outputDir, t.cfg.SaveTotalLimit); err != nil {
+		return final, err
+	}
 	return final, nil
+}
+
+// checkpoints returns the complete checkpoint-<step> directories of
+// outputDir, oldest first.
+func checkpoints(outputDir string) ([]string, error) {
+	entries, err := os.ReadDir(outputDir)
+	if err != nil {
+		return nil, err
+	}
+	type ckpt struct {
+		path string
+		step int
+	}
+	var found []ckpt
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || !strings.HasPrefix(name, checkpointPrefix) {
+			continue
+		}
+		step, err := strconv.Atoi(strings.TrimPrefix(name, checkpointPrefix))
+		if err != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(outputDir, name, stateFile)); err != nil {
+			continue
+		}
+		found = append(found, ckpt{filepath.Join(outputDir, name), step})
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i].step < found[j].step })
+	paths := make([]string, len(found))
+	for i, c := range found {
+		paths[i] = c.path
+	}
+	return paths, nil
+}
+
+// pruneCheckpoints deletes the oldest checkpoints of outputDir beyond the
+// newest keep; keep 0 keeps them all.
+func pruneCheckpoints(outputDir string, keep int) error {
+	if keep <= 0 {
+		return nil
+	}
+	all, err := checkpoints(outputDir)
+	if err != nil {
+		return fmt.Errorf("grpo: prune checkpoints: %w", err)
+	}
+	for len(all) > keep {
+		if err := os.RemoveAll(all[0]); err != nil {
+			return fmt.Errorf("grpo: prune checkpoints: %w", err)
+		}
+		all = all[1:]
+	}
+	return nil
 }
 
 // savedVariables lists what a checkpoint holds: the policy's trainable
@@ -142,7 +198,8 @@ func (t *Trainer) saveVariables(path string) error {
 // Resume restores the state Save wrote in checkpoint directory path (see
 // LatestCheckpoint). The Trainer must have been made with the same policy
 // (same architecture and base weights) and a Config that differs at most in
-// MaxSteps, LoggingSteps, SaveSteps, OutputDir and LogCompletions.
+// MaxSteps, LoggingSteps, SaveSteps, SaveTotalLimit, OutputDir and
+// LogCompletions.
 func (t *Trainer) Resume(path string) error {
 	data, err := os.ReadFile(filepath.Join(path, stateFile))
 	if err != nil {
@@ -224,7 +281,7 @@ func (t *Trainer) loadVariables(path string) error {
 // configDiff names the JSON fields in which two configs differ, ignoring
 // those a resumed run may change.
 func configDiff(a, b Config) []string {
-	free := map[string]bool{"max_steps": true, "logging_steps": true, "save_steps": true, "output_dir": true, "log_completions": true}
+	free := map[string]bool{"max_steps": true, "logging_steps": true, "save_steps": true, "save_total_limit": true, "output_dir": true, "log_completions": true}
 	toMap := func(c Config) map[string]any {
 		data, _ := json.Marshal(c)
 		var m map[string]any
@@ -246,29 +303,14 @@ func configDiff(a, b Config) []string {
 // with the highest step, or an error wrapping fs.ErrNotExist when there is
 // none.
 func LatestCheckpoint(outputDir string) (string, error) {
-	entries, err := os.ReadDir(outputDir)
+	all, err := checkpoints(outputDir)
 	if err != nil {
 		return "", fmt.Errorf("grpo: latest checkpoint: %w", err)
 	}
-	best, bestStep := "", -1
-	for _, e := range entries {
-		name := e.Name()
-		if !e.IsDir() || !strings.HasPrefix(name, checkpointPrefix) {
-			continue
-		}
-		step, err := strconv.Atoi(strings.TrimPrefix(name, checkpointPrefix))
-		if err != nil || step <= bestStep {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(outputDir, name, stateFile)); err != nil {
-			continue
-		}
-		best, bestStep = filepath.Join(outputDir, name), step
-	}
-	if best == "" {
+	if len(all) == 0 {
 		return "", fmt.Errorf("grpo: latest checkpoint: no checkpoint in %s: %w", outputDir, fs.ErrNotExist)
 	}
-	return best, nil
+	return all[len(all)-1], nil
 }
 
 // writeFileSync writes data to path and syncs it.

@@ -181,6 +181,10 @@ type Config struct {
 	// means only at the end and on cancellation. Default 500.
 	// TRL: save_steps.
 	SaveSteps int `json:"save_steps"`
+	// SaveTotalLimit is how many checkpoints to keep under OutputDir: after
+	// each save the oldest beyond it are deleted. 0 keeps them all.
+	// Default 0. TRL: save_total_limit.
+	SaveTotalLimit int `json:"save_total_limit"`
 	// OutputDir receives metrics.jsonl, rollouts.jsonl and checkpoints.
 	// Empty means nothing is written. Default "". TRL: output_dir.
 	OutputDir string `json:"output_dir"`
@@ -357,6 +361,9 @@ func (c Config) Validate() error {
 	}
 	if c.SaveSteps < 0 {
 		bad("SaveSteps", c.SaveSteps, "must be ≥ 0")
+	}
+	if c.SaveTotalLimit < 0 {
+		bad("SaveTotalLimit", c.SaveTotalLimit, "must be ≥ 0")
 	}
 	if c.LogCompletions && c.OutputDir == "" {
 		bad("LogCompletions", c.LogCompletions, "needs an OutputDir to write rollouts.jsonl to")

@@ -53,6 +53,8 @@ func TestValidateMessages(t *testing.T) {
 		{"warmup ratio", func(c *Config) { c.WarmupRatio = 2 }, []string{"grpo: config: WarmupRatio = 2: must be in [0, 1]"}},
 		{"log completions without dir", func(c *Config) { c.LogCompletions = true },
 			[]string{"grpo: config: LogCompletions = true: needs an OutputDir"}},
+		{"save total limit", func(c *Config) { c.SaveTotalLimit = -1 },
+			[]string{"grpo: config: SaveTotalLimit = -1: must be ≥ 0"}},
 		{"episode select", func(c *Config) { c.EpisodeSelect = "first" },
 			[]string{`grpo: config: EpisodeSelect = "first": must be "random" or "best"`}},
 		{"several at once", func(c *Config) { c.BatchSize = 0; c.LearningRate = math.Inf(1); c.AdamBeta2 = 1; c.MaxTurns = 0 },

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -189,5 +191,31 @@ func TestCancelBeforeStart(t *testing.T) {
 	}
 	if path, err := grpo.LatestCheckpoint(cfg.OutputDir); err != nil || filepath.Base(path) != "checkpoint-0" {
 		t.Errorf("checkpoint %q, %v", path, err)
+	}
+}
+
+// TestSaveTotalLimit: with SaveTotalLimit 2 only the two newest of the
+// checkpoints written every step remain, and LatestCheckpoint finds the last.
+func TestSaveTotalLimit(t *testing.T) {
+	cfg := smallConfig(t)
+	cfg.MaxSteps, cfg.SaveSteps, cfg.SaveTotalLimit = 4, 1, 2
+	if _, _, err := run(t, cfg, false, -1); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(cfg.OutputDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "checkpoint-") {
+			got = append(got, e.Name())
+		}
+	}
+	if want := []string{"checkpoint-3", "checkpoint-4"}; !slices.Equal(got, want) {
+		t.Errorf("checkpoints %v, want %v", got, want)
+	}
+	if path, err := grpo.LatestCheckpoint(cfg.OutputDir); err != nil || filepath.Base(path) != "checkpoint-4" {
+		t.Errorf("LatestCheckpoint = %q, %v", path, err)
 	}
 }
