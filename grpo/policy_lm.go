@@ -217,33 +217,21 @@ func (p *LMPolicy) Generate(ctx context.Context, prompts []Example, n int, opts 
 
 // Logits runs the model over in.Tokens with positions 0…L−1 in every row
 // (as TRL, which passes no position ids; RoPE is relative, so left padding
-// does not matter) and gathers the logits of positions P−1 … P+C−2. A
-// Gather rather than a Slice, whose gradient needs Pad, which SimpleGo
-// lacks. Graph building; panics on error.
+// does not matter) and returns the logits of positions P−1 … P+C−2, the
+// ones that predict the completion: [B, C, V]. The LM head runs only over
+// those positions (model.LogitsRangeGraph; internal/vjp gives the Slice a
+// gradient that SimpleGo can run). Graph building; panics on error.
 func (p *LMPolicy) Logits(ctx *mlctx.Context, in LogitsInputs) *graph.Node {
 	g := in.Tokens.Graph()
 	b, l := in.Tokens.Shape().Dim(0), in.Tokens.Shape().Dim(1)
-	c := l - in.PromptLen
 	pos := graph.Iota(g, shapes.Make(dtypes.Int32, b, l), 1)
-	var logits *graph.Node
-	switch {
-	case !in.Reference:
-		logits = p.model.LogitsGraph(ctx, in.Tokens, in.Mask, pos)
-	case p.ref != nil:
-		logits = p.ref.LogitsGraph(ctx, in.Tokens, in.Mask, pos)
-	default:
-		logits = p.model.BaseLogitsGraph(ctx, in.Tokens, in.Mask, pos)
+	// The logits that predict the completion tokens are those at positions
+	// PromptLen-1 .. l-2; the LM head runs only there.
+	m, withAdapter := p.model, !in.Reference
+	if in.Reference && p.ref != nil {
+		m, withAdapter = p.ref, true
 	}
-	v := logits.Shape().Dim(2)
-	idx := make([]int32, b*c)
-	for r := 0; r < b; r++ {
-		for j := 0; j < c; j++ {
-			idx[r*c+j] = int32(r*l + in.PromptLen - 1 + j)
-		}
-	}
-	flat := graph.Reshape(logits, b*l, v)
-	picked := graph.Gather(flat, graph.Reshape(graph.Const(g, idx), b*c, 1))
-	return graph.Reshape(picked, b, c, v)
+	return m.LogitsRangeGraph(ctx, withAdapter, in.Tokens, in.Mask, pos, in.PromptLen-1, l-1)
 }
 
 func toInt32(xs []int) []int32 {

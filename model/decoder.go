@@ -249,10 +249,25 @@ func (m *Model) BaseLogitsGraph(ctx *mlctx.Context, ids, mask, positions *Node) 
 	return m.logits(ctx, false, ids, mask, positions)
 }
 
-func (m *Model) logits(ctx *mlctx.Context, withAdapter bool, ids, mask, positions *Node) *Node {
+// LogitsRangeGraph is LogitsGraph restricted to the positions start..end-1
+// of each row: logits [B, end-start, V]. The LM head, often the largest
+// product of the model, then runs only where the caller needs logits (GRPO
+// needs the completion positions). withAdapter false gives the base model.
+// Graph building: panics on error, including 0 <= start < end <= T.
+func (m *Model) LogitsRangeGraph(ctx *mlctx.Context, withAdapter bool, ids, mask, positions *Node, start, end int) *Node {
+	if t := ids.Shape().Dim(1); start < 0 || start >= end || end > t {
+		panic(fmt.Sprintf("model: LogitsRangeGraph: range [%d, %d) outside the %d positions", start, end, t))
+	}
 	f := m.fwd(ctx, withAdapter)
 	h, _ := f.decoder(ids, positions, causalMask(mask), nil, nil)
+	if start > 0 || end < h.Shape().Dim(1) {
+		h = Slice(h, AxisRange(), AxisRange(start, end))
+	}
 	return f.lmHead(h)
+}
+
+func (m *Model) logits(ctx *mlctx.Context, withAdapter bool, ids, mask, positions *Node) *Node {
+	return m.LogitsRangeGraph(ctx, withAdapter, ids, mask, positions, 0, ids.Shape().Dim(1))
 }
 
 // TokenLogProbs returns log_softmax(logits)[..., targets] for logits
