@@ -69,16 +69,16 @@ func TestTinyPromptTokens(t *testing.T) {
 func TestParseConfigFile(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "poker.json")
-	if err := os.WriteFile(file, []byte(`{"steps": 5, "lr": 0.01, "time_limit": "2m"}`), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(`{"steps": 5, "lr": 0.01, "time_limit": "2m", "drop_tied": true}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg := defaults()
 	if err := parse(&cfg, []string{"-config", file, "-steps", "7"}); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Steps != 7 || cfg.LR != 0.01 || cfg.TimeLimit.String() != "2m0s" || cfg.Generations != 8 {
-		t.Errorf("steps %d lr %g time %s generations %d; want 7 (flag wins), 0.01 (file), 2m0s, 8 (default)",
-			cfg.Steps, cfg.LR, cfg.TimeLimit.String(), cfg.Generations)
+	if cfg.Steps != 7 || cfg.LR != 0.01 || cfg.TimeLimit.String() != "2m0s" || cfg.Generations != 8 || !cfg.DropTied {
+		t.Errorf("steps %d lr %g time %s generations %d drop_tied %t; want 7 (flag wins), 0.01 (file), 2m0s, 8 (default), true",
+			cfg.Steps, cfg.LR, cfg.TimeLimit.String(), cfg.Generations, cfg.DropTied)
 	}
 }
 
