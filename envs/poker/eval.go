@@ -30,6 +30,9 @@ type Report struct {
 	MacroAccuracy float64
 	// ValidShare is the share of predictions that parse as a label.
 	ValidShare float64
+	// Confusion counts valid predictions: Confusion[truth][predicted].
+	// It shows which class a weak one is mistaken for.
+	Confusion [NumClasses][NumClasses]int
 }
 
 // Evaluate compares predictions (the policy's raw replies) with the true
@@ -49,6 +52,9 @@ func Evaluate(predictions []string, truths []Class) (Report, error) {
 		r := &rep.PerClass[t]
 		r.N++
 		got, err := ParseLabel(p)
+		if err == nil {
+			rep.Confusion[t][got]++
+		}
 		switch {
 		case err != nil:
 			r.Invalid++
@@ -87,5 +93,28 @@ func (r Report) String() string {
 	}
 	fmt.Fprintf(&b, "accuracy %.1f%%  macro accuracy %.1f%%  valid labels %.1f%%  (n=%d)\n",
 		100*r.Accuracy, 100*r.MacroAccuracy, 100*r.ValidShare, r.N)
+	return b.String()
+}
+
+// abbrev are short column heads for ConfusionTable, in class order.
+var abbrev = [NumClasses]string{"high", "pair", "2pair", "trips", "str", "flush", "full", "quads", "sflush"}
+
+// ConfusionTable renders Confusion with one row per true class and one
+// column per predicted class (abbreviated: high, pair, 2pair, trips, str,
+// flush, full, quads, sflush).
+func (r Report) ConfusionTable() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-16s", "true \\ predicted")
+	for _, a := range abbrev {
+		fmt.Fprintf(&b, " %6s", a)
+	}
+	b.WriteByte('\n')
+	for t := range r.Confusion {
+		fmt.Fprintf(&b, "%-16s", Class(t))
+		for _, n := range r.Confusion[t] {
+			fmt.Fprintf(&b, " %6d", n)
+		}
+		b.WriteByte('\n')
+	}
 	return b.String()
 }

@@ -67,6 +67,25 @@ func TestEvaluate(t *testing.T) {
 	if rep.Accuracy != 0.5 || abs(rep.MacroAccuracy-4.0/9) > 1e-12 || abs(rep.ValidShare-5.0/6) > 1e-12 || rep.N != 6 {
 		t.Errorf("report = %+v", rep)
 	}
+	// Valid predictions only: the invalid "pair" is in no cell.
+	var confusion [NumClasses][NumClasses]int
+	confusion[Flush][Flush] = 2
+	confusion[OnePair][OnePair] = 1
+	confusion[OnePair][HighCard] = 1
+	confusion[HighCard][OnePair] = 1
+	if rep.Confusion != confusion {
+		t.Errorf("Confusion = %v, want %v", rep.Confusion, confusion)
+	}
+	ct := rep.ConfusionTable()
+	for _, want := range []string{
+		"true \\ predicted   high   pair  2pair  trips    str  flush   full  quads sflush",
+		"one pair              1      1      0      0      0      0      0      0      0",
+		"flush                 0      0      0      0      0      2      0      0      0",
+	} {
+		if !strings.Contains(ct, want) {
+			t.Errorf("confusion table lacks %q:\n%s", want, ct)
+		}
+	}
 	s := rep.String()
 	for _, want := range []string{
 		"class                 n  correct  invalid accuracy",

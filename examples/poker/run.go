@@ -160,7 +160,9 @@ type result struct {
 	MacroAccuracy float64            `json:"macro_accuracy"`
 	ValidShare    float64            `json:"valid_share"`
 	PerClass      map[string]float64 `json:"per_class"`
-	Seconds       float64            `json:"seconds"`
+	// Confusion[t][p] counts held-out hands of class t labelled p.
+	Confusion [poker.NumClasses][poker.NumClasses]int `json:"confusion"`
+	Seconds   float64                                 `json:"seconds"`
 }
 
 // validate checks the shared settings and the task's before anything is
@@ -325,6 +327,7 @@ func run(ctx context.Context, cfg config) error {
 	fmt.Fprintf(out, "\nafter %d GRPO steps (%s training, %s in all):\n%s", trainer.Step(),
 		trainTime.Round(time.Second), time.Since(start).Round(time.Second), after)
 	fmt.Fprint(out, "\n", compare(before, after))
+	fmt.Fprintf(out, "\nafter training, true class (rows) against the label given (columns):\n%s", after.ConfusionTable())
 	fmt.Fprintf(out, "outputs in %s: metrics.jsonl, reward.png, eval.jsonl, checkpoints\n", cfg.Out)
 	return nil
 }
@@ -343,7 +346,7 @@ func compare(before, after poker.Report) string {
 
 func toResult(step int, rep poker.Report, d time.Duration) result {
 	r := result{Step: step, Accuracy: rep.Accuracy, MacroAccuracy: rep.MacroAccuracy, ValidShare: rep.ValidShare,
-		PerClass: map[string]float64{}, Seconds: d.Seconds()}
+		PerClass: map[string]float64{}, Confusion: rep.Confusion, Seconds: d.Seconds()}
 	for c, cr := range rep.PerClass {
 		r.PerClass[poker.Class(c).String()] = cr.Accuracy()
 	}

@@ -78,7 +78,8 @@ func New(config string) (b backends.Backend, err error) {
 		}
 	}()
 	if name == simplego.BackendName {
-		installGemm() // fast f32 DotGeneral; see simplego_gemm.go
+		installGemm()    // fast f32 DotGeneral; see simplego_gemm.go
+		installFastOps() // fast f32 broadcasting ops; see simplego_elementwise.go
 	}
 	b, err = backends.NewWithConfig(config)
 	if err != nil {

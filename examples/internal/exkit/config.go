@@ -50,7 +50,14 @@ type Config struct {
 	Data string `json:"data"`
 	// Quiet turns off progress lines.
 	Quiet bool `json:"quiet"`
+	// CPUProfile, if set, names a file that receives a pprof CPU profile
+	// of the whole run (`go tool pprof FILE`).
+	CPUProfile string `json:"cpuprofile"`
 }
+
+// Shared returns c itself; through embedding it gives Main the settings
+// every example shares.
+func (c *Config) Shared() *Config { return c }
 
 // Register binds the flags of cfg in fs, with cfg's current values as
 // defaults. Call it with the example's defaults filled in.
@@ -71,6 +78,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed")
 	fs.StringVar(&c.Data, "data", c.Data, "task data (file or folder)")
 	fs.BoolVar(&c.Quiet, "quiet", c.Quiet, "no progress lines")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", c.CPUProfile, "write a pprof CPU profile of the run to this file")
 }
 
 // Parse parses args into cfg (which holds the defaults): flags, then, when

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 )
 
 // Main is the whole main function of an example: it parses the command
@@ -22,9 +23,39 @@ func Main[C any](cfg C, parse func(*C, []string) error, run func(context.Context
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, cfg); err != nil {
+	stopProfile, err := startProfile(any(&cfg))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	err = run(ctx, cfg)
+	stopProfile()
+	if err != nil {
 		stop()
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// startProfile starts the CPU profile that cfg's -cpuprofile asks for, if
+// cfg embeds Config and names a file; the returned function stops it.
+func startProfile(cfg any) (func(), error) {
+	shared, ok := cfg.(interface{ Shared() *Config })
+	if !ok || shared.Shared().CPUProfile == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(shared.Shared().CPUProfile)
+	if err != nil {
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "cpuprofile:", err)
+		}
+	}, nil
 }
