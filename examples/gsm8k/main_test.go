@@ -47,6 +47,21 @@ func TestRunSmoke(t *testing.T) {
 			t.Error(err)
 		}
 	}
+
+	// -resume restores checkpoint-2 (the warm start is not repeated) and
+	// trains one more step.
+	out.Reset()
+	cfg.Resume, cfg.Steps = true, 3
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if !strings.Contains(got, "resumed from "+filepath.Join(cfg.Out, "checkpoint-2")) || !strings.Contains(got, "after 3 GRPO steps") {
+		t.Errorf("resumed run output:\n%s", got)
+	}
+	if strings.Contains(got, "warm start") {
+		t.Errorf("resumed run repeated the warm start:\n%s", got)
+	}
 }
 
 func TestBadData(t *testing.T) {

@@ -175,7 +175,11 @@ func run(ctx context.Context, cfg config) error {
 	fmt.Fprintf(out, "gsm8k: model %s (%d parameters, %s training), tokenizer vocabulary %d; %d train / %d test problems\n",
 		s.Dir, s.Model.NumParams(), cfg.Train, s.Tok.Tokenizer.VocabSize(), len(train), len(test))
 
-	if s.Tiny && cfg.SFTSteps > 0 {
+	from, err := cfg.Checkpoint()
+	if err != nil {
+		return fmt.Errorf("gsm8k: %w", err)
+	}
+	if s.Tiny && cfg.SFTSteps > 0 && from == "" {
 		pairs := make([]exkit.Pair, len(train))
 		for i, ex := range train {
 			pairs[i] = exkit.Pair{Prompt: example(ex, compact), Target: target(ex)}
@@ -211,12 +215,6 @@ func run(ctx context.Context, cfg config) error {
 		return sc, appendJSON(filepath.Join(cfg.Out, "eval.jsonl"), sc)
 	}
 	fmt.Fprintf(out, "\nevaluating on %d held-out problems (greedy)\n", len(held))
-	before, err := evaluate(0)
-	if err != nil {
-		return err
-	}
-	fmt.Fprint(out, "before GRPO: ", before.Report)
-
 	gc := grpo.DefaultConfig()
 	gc.NumGenerations = cfg.Generations
 	gc.BatchSize = cfg.Generations * cfg.Prompts
@@ -239,6 +237,15 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("gsm8k: %w", err)
 	}
 	trainer.Progress = out
+	if err := exkit.Resume(trainer, from, out); err != nil {
+		return fmt.Errorf("gsm8k: %w", err)
+	}
+	before, err := evaluate(trainer.Step())
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(out, "before GRPO: ", before.Report)
+
 	data := make(grpo.SliceDataset, len(train))
 	for i, ex := range train {
 		data[i] = example(ex, compact)

@@ -38,6 +38,21 @@ func TestRunSmoke(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(cfg.Out, "eval.jsonl")); err != nil || strings.Count(string(data), "\n") != 3 {
 		t.Errorf("eval.jsonl: %v, %d lines, want 3", err, strings.Count(string(data), "\n"))
 	}
+
+	// -resume continues from checkpoint-2 and trains one more step.
+	out.Reset()
+	cfg.Resume, cfg.Steps = true, 3
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"resumed from " + filepath.Join(cfg.Out, "checkpoint-2") + " (step 2)", "at step 2 (18 held-out hands", "after 3 GRPO steps"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("resumed output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Out, "checkpoint-3")); err != nil {
+		t.Error(err)
+	}
 }
 
 // TestTinyPromptTokens checks that the tiny tokenizer gives every rank and

@@ -249,12 +249,6 @@ func run(ctx context.Context, cfg config) error {
 		}
 		return rep, nil
 	}
-	before, err := evaluate(0)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "\nbefore training (%d held-out hands, greedy):\n%s", len(test), before)
-
 	gc := grpo.DefaultConfig()
 	gc.NumGenerations = cfg.Generations
 	gc.BatchSize = cfg.Generations * cfg.Prompts
@@ -281,6 +275,22 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("poker: %w", err)
 	}
 	trainer.Progress = out
+	from, err := cfg.Checkpoint()
+	if err == nil {
+		err = exkit.Resume(trainer, from, out)
+	}
+	if err != nil {
+		return fmt.Errorf("poker: %w", err)
+	}
+	before, err := evaluate(trainer.Step())
+	if err != nil {
+		return err
+	}
+	label := "before training"
+	if trainer.Step() > 0 {
+		label = fmt.Sprintf("at step %d", trainer.Step())
+	}
+	fmt.Fprintf(out, "\n%s (%d held-out hands, greedy):\n%s", label, len(test), before)
 	var evalErr error
 	if cfg.EvalEvery > 0 {
 		trainer.OnStep = func(grpo.Metrics) {

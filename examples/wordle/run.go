@@ -245,7 +245,11 @@ func run(ctx context.Context, cfg config) error {
 	fmt.Fprintf(out, "wordle: model %s (%d parameters, %s training), tokenizer vocabulary %d; %d train / %d held-out words\n",
 		s.Dir, s.Model.NumParams(), cfg.Train, s.Tok.Tokenizer.VocabSize(), len(train), len(test))
 
-	if s.Tiny && cfg.SFTSteps > 0 {
+	from, err := cfg.Checkpoint()
+	if err != nil {
+		return fmt.Errorf("wordle: %w", err)
+	}
+	if s.Tiny && cfg.SFTSteps > 0 && from == "" {
 		pairs, err := warmStart(cfg, p, train)
 		if err != nil {
 			return err
@@ -269,13 +273,6 @@ func run(ctx context.Context, cfg config) error {
 		return r, appendJSON(filepath.Join(cfg.Out, "eval.jsonl"), r)
 	}
 	fmt.Fprintf(out, "\nevaluating %d held-out games from the empty board (greedy)\n", len(held))
-	before, err := eval(0)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "before GRPO: win rate %.1f%%, moves %d: format %.1f%%, valid %.1f%%, consistent %.1f%%\n",
-		100*before.WinRate, before.Moves, 100*before.FormatRate, 100*before.ValidRate, 100*before.ConsistentRate)
-
 	gc := grpo.DefaultConfig()
 	gc.NumGenerations = cfg.Generations
 	gc.BatchSize = cfg.Generations * cfg.Prompts
@@ -299,6 +296,16 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("wordle: %w", err)
 	}
 	trainer.Progress = out
+	if err := exkit.Resume(trainer, from, out); err != nil {
+		return fmt.Errorf("wordle: %w", err)
+	}
+	before, err := eval(trainer.Step())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "before GRPO: win rate %.1f%%, moves %d: format %.1f%%, valid %.1f%%, consistent %.1f%%\n",
+		100*before.WinRate, before.Moves, 100*before.FormatRate, 100*before.ValidRate, 100*before.ConsistentRate)
+
 	games := &env{seed: uint64(cfg.Seed), answers: train, maxEarlier: cfg.MaxEarlier, p: p}
 	var winSteps, winTotals []float64
 	trainer.OnStep = func(m grpo.Metrics) {

@@ -50,6 +50,9 @@ type Config struct {
 	Data string `json:"data"`
 	// Quiet turns off progress lines.
 	Quiet bool `json:"quiet"`
+	// Resume continues from the newest checkpoint in Out (same settings;
+	// Steps may grow). A tiny model then skips its warm start.
+	Resume bool `json:"resume"`
 	// CPUProfile, if set, names a file that receives a pprof CPU profile
 	// of the whole run (`go tool pprof FILE`).
 	CPUProfile string `json:"cpuprofile"`
@@ -78,6 +81,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed")
 	fs.StringVar(&c.Data, "data", c.Data, "task data (file or folder)")
 	fs.BoolVar(&c.Quiet, "quiet", c.Quiet, "no progress lines")
+	fs.BoolVar(&c.Resume, "resume", c.Resume, "continue from the newest checkpoint in -out (same settings; -steps may grow)")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", c.CPUProfile, "write a pprof CPU profile of the run to this file")
 }
 
