@@ -8,6 +8,9 @@ package backend
 //   - Add, Sub, Mul, Div, Max, Min, Pow when the operands broadcast against
 //     each other (shapes differ and neither has a single element), and
 //     Equal of such int32 or float32 operands (one-hot encodings);
+//   - Add, Sub, Mul, Div of same-shape operands or with a single-element
+//     operand, Exp, Logistic and Where, on internal/vec32's SIMD loops
+//     (simplego_flatops.go);
 //   - BroadcastInDim, ReduceSum, ReduceMax, ReduceMin and Transpose
 //     (simplego_axes.go).
 //
@@ -20,11 +23,12 @@ package backend
 // plain offsets, the innermost one as a tight loop over a contiguous run,
 // or as block copies. Each output element is computed with the same
 // float32 operations in the same order as SimpleGo's, so results are
-// bit-identical.
+// bit-identical (but Exp and Logistic, within a few ulp: see
+// simplego_flatops.go).
 //
-// Failing safe: every other dtype (but Equal's int32), the cases SimpleGo
-// already runs as plain loops (same shapes, a single-element operand) and
-// anything unexpected go to the stock executor, kept at install time. The Node
+// Failing safe: every other dtype (but Equal's int32), Max, Min and Pow of
+// same-shape or single-element operands (plain loops in SimpleGo already)
+// and anything unexpected go to the stock executor, kept at install time. The Node
 // fields read (shape, data) are checked with reflect once.
 // GRPOKIT_FASTOPS=off leaves SimpleGo untouched; FastElementwise says
 // whether the hook is in place.
@@ -43,6 +47,8 @@ import (
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+
+	"github.com/grpokit/grpokit/internal/vec32"
 )
 
 // FastOpsEnvVar is the environment variable that turns the element-wise
@@ -59,8 +65,9 @@ var (
 	ewDataOff    uintptr      // offset of simplego.Node.data
 )
 
-// FastElementwise reports whether the float32 broadcasting element-wise
-// ops, BroadcastInDim, reductions and Transpose of the "go" backend run on
+// FastElementwise reports whether the float32 element-wise ops (Add, Sub,
+// Mul, Div, Max, Min, Pow, Equal, Exp, Logistic, Where), BroadcastInDim,
+// reductions and Transpose of the "go" backend run on
 // grpokit's executors (nil) or on SimpleGo's own (the error says why). It
 // is meaningful once a "go" backend has been made.
 func FastElementwise() error {
@@ -88,6 +95,9 @@ var fastOps = map[backends.OpType]nodeExecutor{
 	backends.OpTypeReduceMax:      reduceExec(backends.OpTypeReduceMax),
 	backends.OpTypeReduceMin:      reduceExec(backends.OpTypeReduceMin),
 	backends.OpTypeTranspose:      transposeExec,
+	backends.OpTypeExp:            unaryExec(backends.OpTypeExp, vec32.Exp),
+	backends.OpTypeLogistic:       unaryExec(backends.OpTypeLogistic, vec32.Logistic),
+	backends.OpTypeWhere:          whereExec,
 }
 
 // installFastOps puts the executors of fastOps in place; New calls it when
@@ -178,8 +188,16 @@ func binaryExec(op binOp) nodeExecutor {
 		ls, l, ok1 := f32Input(b, inputs, 0)
 		rs, r, ok2 := f32Input(b, inputs, 1)
 		outShape := nodeShape(node)
-		if !ok1 || !ok2 || len(l) == 1 || len(r) == 1 || ls.Equal(rs) || outShape.DType != dtypes.Float32 {
+		if !ok1 || !ok2 || outShape.DType != dtypes.Float32 {
 			return stock(b, node, inputs, owned)
+		}
+		if len(l) == 1 || len(r) == 1 || ls.Equal(rs) { // flat: simplego_flatops.go
+			out, ok := flatBinary(b, op, ls, rs, outShape, l, r, inputs, owned)
+			if !ok {
+				return stock(b, node, inputs, owned)
+			}
+			fastOpsCalls.Add(1)
+			return out, nil
 		}
 		axes, ok := collapseBinary(ls.Dimensions, rs.Dimensions, outShape.Dimensions)
 		if !ok {
