@@ -26,14 +26,27 @@ import (
 	"github.com/grpokit/grpokit/internal/vec32"
 )
 
-// vecOps maps the binary ops internal/vec32 has to its ops.
-var vecOps = map[binOp]vec32.Op{opAdd: vec32.Add, opSub: vec32.Sub, opMul: vec32.Mul, opDiv: vec32.Div}
+// vecOp maps the binary ops internal/vec32 has to its ops (a switch, not a
+// map: the broadcasting ops call it once per contiguous run).
+func vecOp(op binOp) (vec32.Op, bool) {
+	switch op {
+	case opAdd:
+		return vec32.Add, true
+	case opSub:
+		return vec32.Sub, true
+	case opMul:
+		return vec32.Mul, true
+	case opDiv:
+		return vec32.Div, true
+	}
+	return 0, false
+}
 
 // flatBinary runs l op r when both have the output's shape or one has a
 // single element; ok is false (inputs untouched) for anything else.
 func flatBinary(b *simplego.Backend, op binOp, ls, rs, outShape shapes.Shape, l, r []float32,
 	inputs []*simplego.Buffer, owned []bool) (out *simplego.Buffer, ok bool) {
-	vop, ok := vecOps[op]
+	vop, ok := vecOp(op)
 	n := outShape.Size()
 	if !ok || outShape.DType != dtypes.Float32 || n <= 1 {
 		return nil, false
