@@ -56,7 +56,8 @@ func TestRunSmoke(t *testing.T) {
 }
 
 // TestTinyPromptTokens checks that the tiny tokenizer gives every rank and
-// suit of the prompt one token of its own: 11 tokens for every hand.
+// suit of the prompt one token of its own: 12 tokens for every hand, the
+// first the start token.
 func TestTinyPromptTokens(t *testing.T) {
 	dir := t.TempDir()
 	if err := tokenizer.WriteTinyDir(dir, tinyModel(64, 2).Words); err != nil {
@@ -66,18 +67,22 @@ func TestTinyPromptTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	bos, ok := tok.Tokenizer.TokenToID(tinyBOS)
+	if !ok {
+		t.Fatalf("tiny tokenizer lacks %s", tinyBOS)
+	}
 	seen := map[int]bool{}
 	for _, ex := range poker.NewSampler(7).Batch(200) {
-		ids := tok.Tokenizer.Encode(tinyText(ex.Hand), false)
-		if len(ids) != 11 {
-			t.Fatalf("%q: %d tokens, want 11", tinyText(ex.Hand), len(ids))
+		ids := tok.Tokenizer.Encode(tinyText(ex.Hand, true), false)
+		if len(ids) != 12 || ids[0] != bos {
+			t.Fatalf("%q: tokens %v, want 12 starting with %s", tinyText(ex.Hand, true), ids, tinyBOS)
 		}
 		for _, id := range ids {
 			seen[id] = true
 		}
 	}
-	if len(seen) != 13+4+1 {
-		t.Errorf("%d distinct prompt tokens, want 18 (13 ranks, 4 suits, newline)", len(seen))
+	if len(seen) != 1+13+4+1 {
+		t.Errorf("%d distinct prompt tokens, want 19 (start, 13 ranks, 4 suits, newline)", len(seen))
 	}
 }
 
@@ -121,6 +126,7 @@ func TestBadInput(t *testing.T) {
 		{"bad scaling", []string{"-scale-rewards", "std"}, `-scale-rewards "std": want group, batch or none`},
 		{"negative entropy", []string{"-entropy", "-1"}, "-entropy -1: want ≥ 0"},
 		{"no layers", []string{"-layers", "0"}, "-hidden 64 -layers 0: want both ≥ 1"},
+		{"bad order", []string{"-order", "suit"}, `-order "suit": want grouped or rank`},
 		{"negative eval-every", []string{"-eval-every", "-5"}, "-eval-every -5: want ≥ 0"},
 	}
 	for _, tc := range tests {
@@ -138,6 +144,26 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+func TestArrange(t *testing.T) {
+	tests := []struct{ hand, want string }{
+		{"9d 9s Kh 9c 2s", "9c 9d 9s Kh 2s"}, // three of a kind first
+		{"3h Jd 3c Js Jh", "Jd Jh Js 3c 3h"}, // full house: the three, then the pair
+		{"4s Qd 4d Qc 7h", "Qc Qd 4d 4s 7h"}, // two pair: high pair first
+		{"2c 7d Kh 5s 9h", "Kh 9h 7d 5s 2c"}, // high card: high to low
+		{"Ah 2d 3c 4s 5h", "Ah 5h 4s 3c 2d"}, // wheel: ace first, by rank
+		{"8s 8h 8d 8c Td", "8c 8d 8h 8s Td"}, // four of a kind: suits in order
+	}
+	for _, tt := range tests {
+		h, err := poker.ParseHand(tt.hand)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := arrange(h).String(); got != tt.want {
+			t.Errorf("arrange(%s) = %s, want %s", tt.hand, got, tt.want)
+		}
+	}
+}
+
 func TestHandsDataset(t *testing.T) {
 	h, err := poker.ParseHand("As 2c Kh 2d 9s")
 	if err != nil {
@@ -146,8 +172,11 @@ func TestHandsDataset(t *testing.T) {
 	if got := handText(h); got != "2c 2d 9s Kh As" {
 		t.Errorf("handText = %q", got)
 	}
-	if got, want := tinyText(h), " Two Two Nine King Ace clubs diamonds spades hearts spades\n"; got != want {
-		t.Errorf("tinyText = %q, want %q", got, want)
+	if got, want := tinyText(h, false), "<|im_start|> Two Two Nine King Ace clubs diamonds spades hearts spades\n"; got != want {
+		t.Errorf("tinyText(rank order) = %q, want %q", got, want)
+	}
+	if got, want := tinyText(h, true), "<|im_start|> Two Two Ace King Nine clubs diamonds spades hearts spades\n"; got != want {
+		t.Errorf("tinyText(grouped) = %q, want %q", got, want)
 	}
 	d := hands{seed: 3, n: 27, prompt: func(h poker.Hand) grpo.Example { return grpo.Example{Prompt: handText(h)} }}
 	for i := range d.Len() {

@@ -42,6 +42,10 @@ type config struct {
 	// DropTied leaves groups whose rewards all tie out of the loss
 	// (grpo.Config.DropZeroStdGroups).
 	DropTied bool `json:"drop_tied"`
+	// Order arranges the tiny model's cards: "grouped" (equal ranks
+	// together, bigger groups first, as a player holds a hand) or "rank"
+	// (sorted by rank).
+	Order string `json:"order"`
 	// EvalEvery evaluates the held-out hands every this many steps during
 	// training (the learning curve in eval.jsonl); 0 means only before
 	// and after.
@@ -53,10 +57,10 @@ type config struct {
 // defaults are the settings of `go run ./examples/poker`.
 func defaults() config {
 	return config{Config: exkit.Config{
-		Train: "full", LoRARank: 8, Steps: 5000, Generations: 8, Prompts: 16,
+		Train: "full", LoRARank: 8, Steps: 8000, Generations: 8, Prompts: 16,
 		LR: 1e-3, Temperature: 1, SFTSteps: -1, Eval: 540, // 60 hands per class: a greedy pass takes well under a second
 		Out: filepath.Join("runs", "poker"), Seed: 1,
-	}, TimeLimit: duration(22 * time.Minute), Hidden: 64, Layers: 2, Entropy: 0.1, Schedule: "cosine", Scale: "group",
+	}, TimeLimit: duration(22 * time.Minute), Hidden: 64, Layers: 2, Entropy: 0.1, Schedule: "cosine", Scale: "group", Order: "grouped",
 		EvalEvery: 500}
 }
 
@@ -70,6 +74,7 @@ func parse(cfg *config, args []string) error {
 		fs.Float64Var(&cfg.Entropy, "entropy", cfg.Entropy, "entropy bonus coefficient (grpo.Config.EntropyCoef)")
 		fs.StringVar(&cfg.Schedule, "schedule", cfg.Schedule, "learning-rate decay after warmup: linear, cosine or constant")
 		fs.StringVar(&cfg.Scale, "scale-rewards", cfg.Scale, "advantage scaling: group, batch or none")
+		fs.StringVar(&cfg.Order, "order", cfg.Order, "tiny model's card order: grouped (equal ranks together, bigger groups first) or rank (sorted by rank)")
 		fs.BoolVar(&cfg.DropTied, "drop-tied", cfg.DropTied, "leave groups whose rewards all tie out of the loss (grpo.Config.DropZeroStdGroups)")
 	}, args)
 }
@@ -96,6 +101,10 @@ func tinyModel(hidden, layers int) exkit.Tiny {
 		Intermediate: 4 * hidden, MaxPositions: 256}
 }
 
+// tinyBOS starts every tiny prompt: a special token of the tiny tokenizer
+// (tokenizer.ChatMLSpecials), so it is one token that no text makes.
+const tinyBOS = "<|im_start|>"
+
 // sortCards returns h's cards sorted by rank, then suit.
 func sortCards(h poker.Hand) poker.Hand {
 	slices.SortFunc(h[:], func(a, b poker.Card) int {
@@ -111,16 +120,47 @@ func sortCards(h poker.Hand) poker.Hand {
 // ("2c 5d 9h Kh As"), so that pairs sit side by side.
 func handText(h poker.Hand) string { return sortCards(h).String() }
 
-// tinyText is the tiny model's prompt: the ranks of the sorted cards, then
-// their suits in the same order, one token each (" Two Two Nine King Ace
-// clubs diamonds spades hearts spades" and a newline: 11 tokens; the
-// leading space makes the first rank the same token as the others). Equal
-// ranks are then equal neighbours, a straight is five consecutive rank
-// tokens and a flush five equal suit tokens; the prompt holds the cards
-// and nothing computed from them.
-func tinyText(h poker.Hand) string {
-	h = sortCards(h)
+// arrange returns h's cards as a player holds them: cards of equal rank
+// together, bigger groups first, groups of the same size from high rank to
+// low, suits in a fixed order inside a group ("Nine Nine Nine King Two").
+func arrange(h poker.Hand) poker.Hand {
+	var count [poker.Ace + 1]int
+	for _, c := range h {
+		count[c.Rank]++
+	}
+	slices.SortFunc(h[:], func(a, b poker.Card) int {
+		switch {
+		case count[a.Rank] != count[b.Rank]:
+			return count[b.Rank] - count[a.Rank]
+		case a.Rank != b.Rank:
+			return int(b.Rank) - int(a.Rank)
+		}
+		return int(a.Suit) - int(b.Suit)
+	})
+	return h
+}
+
+// tinyText is the tiny model's prompt: a start token, the ranks of the
+// cards as a player arranges them (arrange; with grouped false, simply
+// sorted by rank), then their suits in the same order, one token each
+// ("<|im_start|> Nine Nine Nine King Two clubs diamonds spades hearts
+// spades" and a newline: 12 tokens; the leading space makes the first rank
+// the same token as the others). The prompt holds the five cards and
+// nothing computed from them; the order puts equal ranks side by side (a
+// pair is two equal neighbours, a straight five consecutive ranks, a flush
+// five equal suits). The start token plays the part of a real model's BOS:
+// attention can rest on it, so a head that looks for "another card of my
+// rank" sees how many there are in how much weight is left on it (without
+// it a card's own position is its only match and a pair looks like a
+// single card).
+func tinyText(h poker.Hand, grouped bool) string {
+	if grouped {
+		h = arrange(h)
+	} else {
+		h = sortCards(h)
+	}
 	var b strings.Builder
+	b.WriteString(tinyBOS)
 	for _, c := range h {
 		b.WriteString(" " + rankWords[c.Rank-poker.Two])
 	}
@@ -181,6 +221,9 @@ func (c *config) validate() error {
 	if !slices.Contains([]string{"group", "batch", "none"}, c.Scale) {
 		errs = append(errs, fmt.Errorf("poker: -scale-rewards %q: want group, batch or none", c.Scale))
 	}
+	if c.Order != "grouped" && c.Order != "rank" {
+		errs = append(errs, fmt.Errorf("poker: -order %q: want grouped or rank", c.Order))
+	}
 	if c.EvalEvery < 0 {
 		errs = append(errs, fmt.Errorf("poker: -eval-every %d: want ≥ 0", c.EvalEvery))
 	}
@@ -217,9 +260,9 @@ func run(ctx context.Context, cfg config) error {
 	}
 	prompt := func(h poker.Hand) grpo.Example {
 		if s.Tiny && !cfg.Plain {
-			// The bare hand, no chat template: 11 tokens, so every
+			// The bare hand, no chat template: 12 tokens, so every
 			// forward pass is short.
-			return grpo.Example{Prompt: tinyText(h)}
+			return grpo.Example{Prompt: tinyText(h, cfg.Order == "grouped")}
 		}
 		text := poker.Prompt(h)
 		return grpo.Example{Messages: []grpo.Message{{Role: "user", Content: text}}, Prompt: text}
