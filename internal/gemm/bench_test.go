@@ -39,7 +39,7 @@ func setBlocking(kc, mc, nc, inPlace int) func() {
 // BenchmarkKernel is the largest micro-kernel alone on packed panels that
 // stay in L1: the ceiling the blocking can approach.
 func BenchmarkKernel(b *testing.B) {
-	kern := active.Load()
+	kern := kernels.Load()
 	const kc = 256
 	ap := make([]float32, kern.mr*kc)
 	bp := make([]float32, kern.nr*kc)

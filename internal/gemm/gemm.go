@@ -71,7 +71,7 @@ func Gemm(batch, m, n, k int, a, b Mat, c []float32) {
 	}
 	checkView("A", a, batch, m, k)
 	checkView("B", b, batch, k, n)
-	kern := active.Load()
+	kern := kernels.Load()
 	nt := numThreads()
 	if useDot(kern, m, b) {
 		if 2*float64(batch)*float64(m)*float64(n)*float64(k) < parallelMinFlops {

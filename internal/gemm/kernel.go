@@ -1,41 +1,26 @@
 package gemm
 
 import (
-	"fmt"
-	"os"
-	"strings"
-	"sync/atomic"
+	"github.com/grpokit/grpokit/internal/cpuimpl"
 )
 
-// Impl names a family of micro-kernels.
-type Impl int
+// Impl names a family of micro-kernels (see internal/cpuimpl).
+type Impl = cpuimpl.Impl
 
+// The kernel families.
 const (
 	// Portable is the pure-Go kernel that runs on every CPU.
-	Portable Impl = iota
+	Portable = cpuimpl.Portable
 	// AVX2 is the 6×16 assembly kernel for x86-64 CPUs with AVX2 and FMA.
-	AVX2
+	AVX2 = cpuimpl.AVX2
 	// AVX512 is the 12×32 assembly kernel for x86-64 CPUs with AVX-512F.
-	AVX512
+	AVX512 = cpuimpl.AVX512
 )
-
-// String returns the name that GRPOKIT_GEMM accepts for i.
-func (i Impl) String() string {
-	switch i {
-	case Portable:
-		return "portable"
-	case AVX2:
-		return "avx2"
-	case AVX512:
-		return "avx512"
-	}
-	return fmt.Sprintf("Impl(%d)", int(i))
-}
 
 // EnvVar names the environment variable that forces a kernel family at
 // start-up ("portable", "avx2" or "avx512"); an unsupported or unknown value
 // is ignored and the best supported family is used.
-const EnvVar = "GRPOKIT_GEMM"
+const EnvVar = cpuimpl.EnvVar
 
 // asmKernel is the signature of every micro-kernel: for i < rows (fixed per
 // function) and j < nr it sets C[i*ldc+j] to Σ_{p<k} A[p*mr+i]·B[p*ldb+j],
@@ -58,49 +43,25 @@ type kernel struct {
 // reports false when it cannot, and the caller packs in Go.
 type packTFunc func(dst, src []float32, cs, kc int) bool
 
-var kernels = map[Impl]*kernel{
-	Portable: {impl: Portable, mr: portableMR, nr: portableNR, rows: portableRows[:]},
-}
-
-// active is the kernel family Gemm uses.
-var active atomic.Pointer[kernel]
+// kernels holds the families this CPU runs and the one Gemm uses.
+var kernels = cpuimpl.New("gemm", &kernel{impl: Portable, mr: portableMR, nr: portableNR, rows: portableRows[:]},
+	func(k *kernel) Impl { return k.impl })
 
 func init() {
 	registerArch() // adds the assembly families this CPU supports
-	best := Best()
-	if want := strings.ToLower(os.Getenv(EnvVar)); want != "" {
-		for impl := range kernels {
-			if impl.String() == want {
-				best = impl
-			}
-		}
-	}
-	active.Store(kernels[best])
+	kernels.Start()
 }
 
 // Supported reports whether this CPU (and build) can run impl.
-func Supported(impl Impl) bool { return kernels[impl] != nil }
+func Supported(impl Impl) bool { return kernels.Supported(impl) }
 
 // Best returns the fastest family this CPU supports.
-func Best() Impl {
-	for _, impl := range []Impl{AVX512, AVX2} {
-		if Supported(impl) {
-			return impl
-		}
-	}
-	return Portable
-}
+func Best() Impl { return kernels.Best() }
 
 // Active returns the family Gemm uses now.
-func Active() Impl { return active.Load().impl }
+func Active() Impl { return kernels.Active() }
 
 // Use makes Gemm use impl from now on and returns the family it used before.
 // It is meant for tests and benchmarks; calls running concurrently may use
 // either family. It fails if the CPU or build cannot run impl.
-func Use(impl Impl) (previous Impl, err error) {
-	k := kernels[impl]
-	if k == nil {
-		return Active(), fmt.Errorf("gemm: kernel %v is not supported on this CPU", impl)
-	}
-	return active.Swap(k).impl, nil
-}
+func Use(impl Impl) (previous Impl, err error) { return kernels.Use(impl) }

@@ -10,11 +10,11 @@ import "golang.org/x/sys/cpu"
 // that the OS saves the wider registers too (XCR0), not just CPUID.
 func registerArch() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		kernels[AVX2] = &kernel{impl: AVX2, mr: 6, nr: 16, rows: kernAVX2Rows[:],
-			packT: gatherPacker(16, packT16AVX2), dot: dotAVX2Rows[:]}
+		kernels.Add(&kernel{impl: AVX2, mr: 6, nr: 16, rows: kernAVX2Rows[:],
+			packT: gatherPacker(16, packT16AVX2), dot: dotAVX2Rows[:]})
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasFMA {
-		kernels[AVX512] = &kernel{impl: AVX512, mr: 12, nr: 32, rows: kernAVX512Rows[:],
-			packT: gatherPacker(32, packT32AVX512), dot: dotAVX512Rows[:]}
+		kernels.Add(&kernel{impl: AVX512, mr: 12, nr: 32, rows: kernAVX512Rows[:],
+			packT: gatherPacker(32, packT32AVX512), dot: dotAVX512Rows[:]})
 	}
 }

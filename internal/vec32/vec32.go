@@ -1,41 +1,26 @@
 package vec32
 
 import (
-	"fmt"
-	"os"
-	"strings"
-	"sync/atomic"
+	"github.com/grpokit/grpokit/internal/cpuimpl"
 )
 
-// Impl names a family of loops.
-type Impl int
+// Impl names a family of loops (see internal/cpuimpl).
+type Impl = cpuimpl.Impl
 
+// The families.
 const (
 	// Portable is the pure-Go family that runs on every CPU.
-	Portable Impl = iota
+	Portable = cpuimpl.Portable
 	// AVX2 is the assembly family for x86-64 CPUs with AVX2 and FMA.
-	AVX2
+	AVX2 = cpuimpl.AVX2
 	// AVX512 is the assembly family for x86-64 CPUs with AVX-512F.
-	AVX512
+	AVX512 = cpuimpl.AVX512
 )
-
-// String returns the name that EnvVar accepts for i.
-func (i Impl) String() string {
-	switch i {
-	case Portable:
-		return "portable"
-	case AVX2:
-		return "avx2"
-	case AVX512:
-		return "avx512"
-	}
-	return fmt.Sprintf("Impl(%d)", int(i))
-}
 
 // EnvVar names the environment variable that forces a family at start-up
 // ("portable", "avx2" or "avx512"); an unsupported or unknown value is
 // ignored. It is internal/gemm's, so one setting forces both packages.
-const EnvVar = "GRPOKIT_GEMM"
+const EnvVar = cpuimpl.EnvVar
 
 // Op is an element-wise binary operation.
 type Op uint8
@@ -68,50 +53,28 @@ type family struct {
 
 type whereFunc func(dst *float32, cond *bool, t, f *float32, n int)
 
-var families = map[Impl]*family{Portable: {impl: Portable}}
-
-var active atomic.Pointer[family]
+// families holds the families this CPU runs and the one in use.
+var families = cpuimpl.New("vec32", &family{impl: Portable}, func(f *family) Impl { return f.impl })
 
 func init() {
 	registerArch() // adds the assembly families this CPU supports
-	best := Best()
-	if want := strings.ToLower(os.Getenv(EnvVar)); want != "" {
-		for impl := range families {
-			if impl.String() == want {
-				best = impl
-			}
-		}
-	}
-	active.Store(families[best])
+	families.Start()
 }
 
 // Supported reports whether this CPU (and build) can run impl.
-func Supported(impl Impl) bool { return families[impl] != nil }
+func Supported(impl Impl) bool { return families.Supported(impl) }
 
 // Best returns the fastest family this CPU supports.
-func Best() Impl {
-	for _, impl := range []Impl{AVX512, AVX2} {
-		if Supported(impl) {
-			return impl
-		}
-	}
-	return Portable
-}
+func Best() Impl { return families.Best() }
 
 // Active returns the family in use.
-func Active() Impl { return active.Load().impl }
+func Active() Impl { return families.Active() }
 
 // Use makes the package use impl from now on and returns the family it
 // used before. It is meant for tests and benchmarks; calls running
 // concurrently may use either family. It fails if the CPU or build cannot
 // run impl.
-func Use(impl Impl) (previous Impl, err error) {
-	f := families[impl]
-	if f == nil {
-		return Active(), fmt.Errorf("vec32: %v is not supported on this CPU", impl)
-	}
-	return active.Swap(f).impl, nil
-}
+func Use(impl Impl) (previous Impl, err error) { return families.Use(impl) }
 
 // Binary sets dst[i] = a[i] op b[i] for i < len(dst); a and b must be at
 // least as long as dst.
@@ -119,7 +82,7 @@ func Binary(op Op, dst, a, b []float32) {
 	n := len(dst)
 	a, b = a[:n], b[:n]
 	done := 0
-	if f := active.Load(); f.vv[op] != nil && n >= f.block {
+	if f := families.Load(); f.vv[op] != nil && n >= f.block {
 		done = n - n%f.block
 		f.vv[op](&dst[0], &a[0], &b[0], done)
 	}
@@ -132,7 +95,7 @@ func BinaryScalar(op Op, dst, a []float32, c float32) {
 	n := len(dst)
 	a = a[:n]
 	done := 0
-	if f := active.Load(); f.vs[op] != nil && n >= f.block {
+	if f := families.Load(); f.vs[op] != nil && n >= f.block {
 		done = n - n%f.block
 		f.vs[op](&dst[0], &a[0], c, done)
 	}
@@ -149,7 +112,7 @@ func ScalarBinary(op Op, dst []float32, c float32, b []float32) {
 	n := len(dst)
 	b = b[:n]
 	done := 0
-	if f := active.Load(); f.sv[op] != nil && n >= f.block {
+	if f := families.Load(); f.sv[op] != nil && n >= f.block {
 		done = n - n%f.block
 		f.sv[op](&dst[0], &b[0], c, done)
 	}
@@ -159,14 +122,14 @@ func ScalarBinary(op Op, dst []float32, c float32, b []float32) {
 // Exp sets dst[i] = e^x[i] for i < len(dst); x must be at least as long
 // as dst.
 func Exp(dst, x []float32) {
-	f := active.Load()
+	f := families.Load()
 	unary(f, f.exp, exp32, dst, x)
 }
 
 // Logistic sets dst[i] = 1/(1+e^−x[i]) for i < len(dst); x must be at
 // least as long as dst.
 func Logistic(dst, x []float32) {
-	f := active.Load()
+	f := families.Load()
 	unary(f, f.logit, logistic32, dst, x)
 }
 
@@ -214,7 +177,7 @@ func Where(dst []float32, cond []bool, t, f []float32) {
 		form++
 	}
 	done := 0
-	if fam := active.Load(); fam.where[form] != nil && n >= fam.block {
+	if fam := families.Load(); fam.where[form] != nil && n >= fam.block {
 		done = n - n%fam.block
 		fam.where[form](&dst[0], &cond[0], &t[0], &f[0], done)
 	}
