@@ -251,24 +251,11 @@ func run(ctx context.Context, cfg config) error {
 		data[i] = example(ex, compact)
 	}
 	fmt.Fprintf(out, "\nGRPO: %d steps × %d problems × %d samples, lr %g\n", cfg.Steps, cfg.Prompts, cfg.Generations, cfg.LR)
-	trainStart := time.Now()
-	trainErr := error(nil)
-	if cfg.Steps > 0 {
-		trainErr = trainer.Train(ctx, data)
-	}
-	trainTime := time.Since(trainStart)
-	if cfg.Steps > 0 {
-		if err := plot(cfg.Out); err != nil {
-			fmt.Fprintln(out, "gsm8k: plot:", err)
-		}
-	}
-	if trainErr != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintf(out, "\ngsm8k: interrupted after %d steps (%s); checkpoint and metrics are in %s\n",
-				trainer.Step(), trainTime.Round(time.Second), cfg.Out)
-			return nil
-		}
-		return trainErr
+	trainTime, stop, err := exkit.Train(ctx, "gsm8k", &cfg.Config, out, trainer.Step,
+		func(ctx context.Context) error { return trainer.Train(ctx, data) },
+		func() error { return plot(cfg.Out) })
+	if stop || err != nil {
+		return err
 	}
 	after, err := evaluate(trainer.Step())
 	if err != nil {

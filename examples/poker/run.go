@@ -25,9 +25,6 @@ type config struct {
 	// Plain gives the tiny model the full English instruction of
 	// poker.Prompt instead of the bare hand.
 	Plain bool `json:"plain_prompt"`
-	// TimeLimit stops training after this long (then the final evaluation
-	// runs); 0 means no limit. JSON: a Go duration string ("25m").
-	TimeLimit duration `json:"time_limit"`
 	// Hidden and Layers shape the tiny model (width, decoder layers).
 	Hidden int `json:"hidden"`
 	Layers int `json:"layers"`
@@ -59,15 +56,14 @@ func defaults() config {
 	return config{Config: exkit.Config{
 		Train: "full", LoRARank: 8, Steps: 8000, Generations: 8, Prompts: 16,
 		LR: 1e-3, Temperature: 1, SFTSteps: -1, Eval: 540, // 60 hands per class: a greedy pass takes well under a second
-		Out: filepath.Join("runs", "poker"), Seed: 1,
-	}, TimeLimit: duration(22 * time.Minute), Hidden: 64, Layers: 2, Entropy: 0.1, Schedule: "cosine", Scale: "group", Order: "grouped",
+		Out: filepath.Join("runs", "poker"), Seed: 1, TimeLimit: exkit.Duration(22 * time.Minute),
+	}, Hidden: 64, Layers: 2, Entropy: 0.1, Schedule: "cosine", Scale: "group", Order: "grouped",
 		EvalEvery: 500}
 }
 
 func parse(cfg *config, args []string) error {
 	return exkit.Parse("poker", cfg, &cfg.Config, func(fs *flag.FlagSet) {
 		fs.BoolVar(&cfg.Plain, "plain-prompt", cfg.Plain, "give the tiny model poker.Prompt's English instruction, not the bare hand")
-		fs.Var(&cfg.TimeLimit, "time", "stop training after this long, then evaluate (0: no limit)")
 		fs.IntVar(&cfg.EvalEvery, "eval-every", cfg.EvalEvery, "evaluate the held-out hands every N steps while training (0: only before and after)")
 		fs.IntVar(&cfg.Hidden, "hidden", cfg.Hidden, "tiny model: hidden size")
 		fs.IntVar(&cfg.Layers, "layers", cfg.Layers, "tiny model: decoder layers")
@@ -350,28 +346,11 @@ func run(ctx context.Context, cfg config) error {
 		fmt.Fprintf(out, "\nGRPO: %d steps × %d hands × %d samples, lr %g\n", cfg.Steps, cfg.Prompts, cfg.Generations, cfg.LR)
 	}
 	data := hands{seed: uint64(cfg.Seed), n: poker.NumClasses * 100_000, prompt: prompt}
-	trainStart := time.Now()
-	trainCtx, cancel := ctx, context.CancelFunc(func() {})
-	if cfg.TimeLimit > 0 {
-		trainCtx, cancel = context.WithTimeout(ctx, time.Duration(cfg.TimeLimit))
-	}
-	trainErr := errors.Join(trainer.Train(trainCtx, data), evalErr)
-	cancel()
-	trainTime := time.Since(trainStart)
-	if trainErr != nil && ctx.Err() == nil && errors.Is(trainErr, context.DeadlineExceeded) {
-		fmt.Fprintf(out, "\npoker: time limit %s reached after %d steps; checkpoint saved\n", time.Duration(cfg.TimeLimit), trainer.Step())
-		trainErr = nil
-	}
-	if err := plot(cfg.Out); err != nil && cfg.Steps > 0 {
-		fmt.Fprintln(out, "poker: plot:", err)
-	}
-	if trainErr != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintf(out, "\npoker: interrupted after %d steps (%s); checkpoint and metrics are in %s\n",
-				trainer.Step(), trainTime.Round(time.Second), cfg.Out)
-			return nil
-		}
-		return trainErr
+	trainTime, stop, err := exkit.Train(ctx, "poker", &cfg.Config, out, trainer.Step,
+		func(ctx context.Context) error { return errors.Join(trainer.Train(ctx, data), evalErr) },
+		func() error { return plot(cfg.Out) })
+	if stop || err != nil {
+		return err
 	}
 	after, err := evaluate(trainer.Step())
 	if err != nil {
@@ -424,29 +403,4 @@ func plot(dir string) error {
 		return err
 	}
 	return exkit.PlotLines(filepath.Join(dir, "reward.png"), "poker: mean reward per GRPO step (class-weighted)", "step", "reward", lines...)
-}
-
-// duration is a time.Duration that reads and writes Go duration strings
-// in flags and JSON.
-type duration time.Duration
-
-func (d *duration) String() string { return time.Duration(*d).String() }
-
-func (d *duration) Set(s string) error {
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("poker: %q is not a duration such as 25m", s)
-	}
-	*d = duration(v)
-	return nil
-}
-
-func (d duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-func (d *duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("poker: time_limit: want a duration string such as \"25m\"")
-	}
-	return d.Set(s)
 }

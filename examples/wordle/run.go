@@ -314,24 +314,11 @@ func run(ctx context.Context, cfg config) error {
 		games.mu.Unlock()
 	}
 	fmt.Fprintf(out, "\nGRPO: %d steps × %d games × %d samples per move, lr %g\n", cfg.Steps, cfg.Prompts, cfg.Generations, cfg.LR)
-	trainStart := time.Now()
-	var trainErr error
-	if cfg.Steps > 0 {
-		trainErr = trainer.TrainEnv(ctx, games)
-	}
-	trainTime := time.Since(trainStart)
-	if cfg.Steps > 0 {
-		if err := plot(cfg.Out, winSteps, winTotals); err != nil {
-			fmt.Fprintln(out, "wordle: plot:", err)
-		}
-	}
-	if trainErr != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintf(out, "\nwordle: interrupted after %d steps (%s); checkpoint and metrics are in %s\n",
-				trainer.Step(), trainTime.Round(time.Second), cfg.Out)
-			return nil
-		}
-		return trainErr
+	trainTime, stop, err := exkit.Train(ctx, "wordle", &cfg.Config, out, trainer.Step,
+		func(ctx context.Context) error { return trainer.TrainEnv(ctx, games) },
+		func() error { return plot(cfg.Out, winSteps, winTotals) })
+	if stop || err != nil {
+		return err
 	}
 	after, err := eval(trainer.Step())
 	if err != nil {

@@ -50,6 +50,9 @@ type Config struct {
 	Data string `json:"data"`
 	// Quiet turns off progress lines.
 	Quiet bool `json:"quiet"`
+	// TimeLimit stops training after this long (a checkpoint is saved and
+	// the final evaluation runs); 0 means no limit. JSON: "25m".
+	TimeLimit Duration `json:"time_limit"`
 	// Resume continues from the newest checkpoint in Out (same settings;
 	// Steps may grow). A tiny model then skips its warm start.
 	Resume bool `json:"resume"`
@@ -81,6 +84,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed")
 	fs.StringVar(&c.Data, "data", c.Data, "task data (file or folder)")
 	fs.BoolVar(&c.Quiet, "quiet", c.Quiet, "no progress lines")
+	fs.Var(&c.TimeLimit, "time", "stop training after this long, then evaluate (0: no limit)")
 	fs.BoolVar(&c.Resume, "resume", c.Resume, "continue from the newest checkpoint in -out (same settings; -steps may grow)")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", c.CPUProfile, "write a pprof CPU profile of the run to this file")
 }
