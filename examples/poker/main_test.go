@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,6 +53,38 @@ func TestRunSmoke(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cfg.Out, "checkpoint-3")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestRunModelFolder trains with -model DIR, the path a Hugging Face
+// checkpoint takes (model.Load, the chat template, the English prompt,
+// LoRA, a KL reference): the folder is the tiny model a first run wrote in
+// Hugging Face layout (config.json, model.safetensors, tokenizer.json,
+// tokenizer_config.json).
+func TestRunModelFolder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a model for 2 steps")
+	}
+	first := defaults()
+	first.Steps, first.Eval, first.Out, first.Stdout = 0, 9, t.TempDir(), io.Discard
+	if err := run(context.Background(), first); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cfg := defaults()
+	cfg.Model, cfg.Train, cfg.Beta = filepath.Join(first.Out, "tiny-model"), "lora", 0.04
+	cfg.Steps, cfg.Prompts, cfg.Generations, cfg.Eval, cfg.EvalEvery = 2, 2, 2, 9, 0
+	cfg.Out, cfg.Stdout = t.TempDir(), &out
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"lora training", "| kl ", "after 2 GRPO steps", "valid labels 100.0%"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Out, "tiny-model")); err == nil {
+		t.Error("-model run wrote a tiny model")
 	}
 }
 
