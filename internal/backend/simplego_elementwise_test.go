@@ -212,22 +212,7 @@ func TestBroadcastBinaryExecutor(t *testing.T) {
 					t.Fatalf("%s: hook stepped aside", name)
 				}
 				t.Run(name, func(t *testing.T) { sameBits(t, bufferFlat(t, b, out), want) })
-				reuseR := own[1] && slices.Equal(c.rd, od)
-				reuseL := !reuseR && own[0] && slices.Equal(c.ld, od)
-				switch {
-				case reuseR && (out != rb || inputs[1] != nil || inputs[0] != lb):
-					t.Fatalf("%s: owned rhs not reused per protocol", name)
-				case reuseL && (out != lb || inputs[0] != nil || inputs[1] != rb):
-					t.Fatalf("%s: owned lhs not reused per protocol", name)
-				case !reuseR && !reuseL && (out == lb || out == rb || inputs[0] != lb || inputs[1] != rb):
-					t.Fatalf("%s: wrote into an input it may not reuse", name)
-				}
-				if !reuseL {
-					sameBits(t, bufferFlat(t, b, lb), l)
-				}
-				if !reuseR {
-					sameBits(t, bufferFlat(t, b, rb), rr)
-				}
+				checkReuse(t, b, name, own, c.ld, c.rd, od, inputs, lb, rb, out, l, rr)
 			}
 		}
 	}
@@ -351,5 +336,30 @@ func TestBroadcastEqualExecutor(t *testing.T) {
 				t.Fatalf("%T %v==%v: got %v, want %v", in[0], c.ld, c.rd, got, want)
 			}
 		}
+	}
+}
+
+// checkReuse checks SimpleGo's buffer-reuse protocol after a binary op:
+// an owned input of the output's shape (the right one first) becomes the
+// output and its inputs entry is nil; any input not reused is untouched
+// (still holds l or r).
+func checkReuse(t *testing.T, b *simplego.Backend, name string, own []bool, ld, rd, od []int,
+	inputs []*simplego.Buffer, lb, rb, out *simplego.Buffer, l, r []float32) {
+	t.Helper()
+	reuseR := own[1] && slices.Equal(rd, od)
+	reuseL := !reuseR && own[0] && slices.Equal(ld, od)
+	switch {
+	case reuseR && (out != rb || inputs[1] != nil || inputs[0] != lb):
+		t.Fatalf("%s: owned rhs not reused per protocol", name)
+	case reuseL && (out != lb || inputs[0] != nil || inputs[1] != rb):
+		t.Fatalf("%s: owned lhs not reused per protocol", name)
+	case !reuseR && !reuseL && (out == lb || out == rb || inputs[0] != lb || inputs[1] != rb):
+		t.Fatalf("%s: wrote into an input it may not reuse", name)
+	}
+	if !reuseL {
+		sameBits(t, bufferFlat(t, b, lb), l)
+	}
+	if !reuseR {
+		sameBits(t, bufferFlat(t, b, rb), r)
 	}
 }

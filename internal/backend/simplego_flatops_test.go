@@ -64,22 +64,7 @@ func TestFlatBinaryExecutor(t *testing.T) {
 				own := []bool{owned&1 != 0, owned&2 != 0}
 				out := runHooked(t, b, binOpTypes[op], shapes.Make(dtypes.Float32, od...), inputs, own)
 				t.Run(name, func(t *testing.T) { sameBits(t, bufferFlat(t, b, out), want) })
-				reuseR := own[1] && slices.Equal(f.rd, od)
-				reuseL := !reuseR && own[0] && slices.Equal(f.ld, od)
-				switch {
-				case reuseR && (out != rb || inputs[1] != nil || inputs[0] != lb):
-					t.Fatalf("%s: owned rhs not reused per protocol", name)
-				case reuseL && (out != lb || inputs[0] != nil || inputs[1] != rb):
-					t.Fatalf("%s: owned lhs not reused per protocol", name)
-				case !reuseR && !reuseL && (out == lb || out == rb || inputs[0] != lb || inputs[1] != rb):
-					t.Fatalf("%s: wrote into an input it may not reuse", name)
-				}
-				if !reuseL {
-					sameBits(t, bufferFlat(t, b, lb), l)
-				}
-				if !reuseR {
-					sameBits(t, bufferFlat(t, b, rb), rr)
-				}
+				checkReuse(t, b, name, own, f.ld, f.rd, od, inputs, lb, rb, out, l, rr)
 			}
 		}
 	}
