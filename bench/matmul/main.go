@@ -11,7 +11,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -24,6 +23,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
+	"github.com/grpokit/grpokit/bench/internal/torchref"
 	"github.com/grpokit/grpokit/internal/backend"
 	"github.com/grpokit/grpokit/internal/gemm"
 )
@@ -69,21 +69,9 @@ func main() {
 	minTime := flag.Duration("time", time.Second, "minimum time per shape and method")
 	only := flag.String("only", "", "run only the shape with this name")
 	flag.Parse()
-	torch := map[string]float64{}
-	var torchInfo string
-	if *torchFile != "" {
-		raw, err := os.ReadFile(*torchFile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		var res struct {
-			Info   string             `json:"info"`
-			GFlops map[string]float64 `json:"gflops"`
-		}
-		if err := json.Unmarshal(raw, &res); err != nil {
-			log.Fatalf("matmul: %s: %v", *torchFile, err)
-		}
-		torch, torchInfo = res.GFlops, res.Info
+	torch, torchInfo, err := torchref.Load(*torchFile, "gflops")
+	if err != nil {
+		log.Fatalf("matmul: %v", err)
 	}
 	b, err := backend.New("")
 	if err != nil {

@@ -14,7 +14,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -28,6 +27,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 
+	"github.com/grpokit/grpokit/bench/internal/torchref"
 	"github.com/grpokit/grpokit/internal/backend"
 	"github.com/grpokit/grpokit/internal/gemm"
 	"github.com/grpokit/grpokit/model"
@@ -57,21 +57,9 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	torch := map[string]float64{}
-	var torchInfo string
-	if *torchFile != "" {
-		raw, err := os.ReadFile(*torchFile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		var res struct {
-			Info    string             `json:"info"`
-			Seconds map[string]float64 `json:"seconds"`
-		}
-		if err := json.Unmarshal(raw, &res); err != nil {
-			log.Fatalf("model bench: %s: %v", *torchFile, err)
-		}
-		torch, torchInfo = res.Seconds, res.Info
+	torch, torchInfo, err := torchref.Load(*torchFile, "seconds")
+	if err != nil {
+		log.Fatalf("model bench: %v", err)
 	}
 	m, err := model.New(model.SmolLM2Shaped(), 1, nil)
 	if err != nil {
