@@ -30,8 +30,6 @@ type config struct {
 	// Plain gives the tiny model the seed's chat prompt (system prompt and
 	// question) instead of the bare question.
 	Plain bool `json:"plain_prompt"`
-	// Stdout receives the report; nil means os.Stdout (tests set it).
-	Stdout io.Writer `json:"-"`
 }
 
 // defaults are the settings of `go run ./examples/gsm8k`.
@@ -145,10 +143,7 @@ type scores struct {
 }
 
 func run(ctx context.Context, cfg config) error {
-	out := cfg.Stdout
-	if out == nil {
-		out = os.Stdout
-	}
+	out := cfg.Output()
 	if err := cfg.Validate("gsm8k"); err != nil {
 		return err
 	}
@@ -215,23 +210,10 @@ func run(ctx context.Context, cfg config) error {
 		return sc, appendJSON(filepath.Join(cfg.Out, "eval.jsonl"), sc)
 	}
 	fmt.Fprintf(out, "\nevaluating on %d held-out problems (greedy)\n", len(held))
-	gc := grpo.DefaultConfig()
-	gc.NumGenerations = cfg.Generations
-	gc.BatchSize = cfg.Generations * cfg.Prompts
-	gc.MaxSteps = cfg.Steps
+	gc := cfg.GRPO(5)
 	gc.MaxPromptLength = 256
 	gc.MaxCompletionLength = cfg.MaxCompletion
-	gc.Temperature = cfg.Temperature
-	gc.LearningRate = cfg.LR
 	gc.LRSchedulerType = grpo.ScheduleConstant
-	gc.Beta = cfg.Beta
-	gc.Seed = cfg.Seed
-	gc.OutputDir = cfg.Out
-	gc.SaveSteps = 0
-	gc.LoggingSteps = 5
-	if cfg.Quiet {
-		gc.LoggingSteps = 0
-	}
 	trainer, err := grpo.NewTrainer(policy, gc, gsm8k.Rewards()...)
 	if err != nil {
 		return fmt.Errorf("gsm8k: %w", err)

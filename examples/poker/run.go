@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,8 +46,6 @@ type config struct {
 	// training (the learning curve in eval.jsonl); 0 means only before
 	// and after.
 	EvalEvery int `json:"eval_every"`
-	// Stdout receives the report; nil means os.Stdout (tests set it).
-	Stdout io.Writer `json:"-"`
 }
 
 // defaults are the settings of `go run ./examples/poker`.
@@ -227,10 +224,7 @@ func (c *config) validate() error {
 }
 
 func run(ctx context.Context, cfg config) error {
-	out := cfg.Stdout
-	if out == nil {
-		out = os.Stdout
-	}
+	out := cfg.Output()
 	if err := cfg.validate(); err != nil {
 		return err
 	}
@@ -288,27 +282,14 @@ func run(ctx context.Context, cfg config) error {
 		}
 		return rep, nil
 	}
-	gc := grpo.DefaultConfig()
-	gc.NumGenerations = cfg.Generations
-	gc.BatchSize = cfg.Generations * cfg.Prompts
-	gc.MaxSteps = cfg.Steps
+	gc := cfg.GRPO(10)
 	gc.MaxPromptLength = 0
 	gc.MaxCompletionLength = maxLabel + 1
-	gc.Temperature = cfg.Temperature
-	gc.LearningRate = cfg.LR
 	gc.LRSchedulerType = grpo.Schedule(cfg.Schedule)
 	gc.ScaleRewards = grpo.ScaleRewards(cfg.Scale)
 	gc.EntropyCoef = cfg.Entropy
 	gc.DropZeroStdGroups = cfg.DropTied
 	gc.WarmupSteps = min(20, cfg.Steps/10)
-	gc.Beta = cfg.Beta
-	gc.Seed = cfg.Seed
-	gc.OutputDir = cfg.Out
-	gc.SaveSteps = 0
-	gc.LoggingSteps = 10
-	if cfg.Quiet {
-		gc.LoggingSteps = 0
-	}
 	trainer, err := grpo.NewTrainer(policy, gc, poker.Rewards()...)
 	if err != nil {
 		return fmt.Errorf("poker: %w", err)

@@ -31,8 +31,6 @@ type config struct {
 	MaxEarlier int `json:"max_earlier"`
 	// MaxCompletion is the most tokens generated per move.
 	MaxCompletion int `json:"max_completion"`
-	// Stdout receives the report; nil means os.Stdout (tests set it).
-	Stdout io.Writer `json:"-"`
 }
 
 // defaults are the settings of `go run ./examples/wordle`.
@@ -215,10 +213,7 @@ func (r evalReport) MarshalJSON() ([]byte, error) {
 }
 
 func run(ctx context.Context, cfg config) error {
-	out := cfg.Stdout
-	if out == nil {
-		out = os.Stdout
-	}
+	out := cfg.Output()
 	if err := cfg.Validate("wordle"); err != nil {
 		return err
 	}
@@ -273,24 +268,11 @@ func run(ctx context.Context, cfg config) error {
 		return r, appendJSON(filepath.Join(cfg.Out, "eval.jsonl"), r)
 	}
 	fmt.Fprintf(out, "\nevaluating %d held-out games from the empty board (greedy)\n", len(held))
-	gc := grpo.DefaultConfig()
-	gc.NumGenerations = cfg.Generations
-	gc.BatchSize = cfg.Generations * cfg.Prompts
-	gc.MaxSteps = cfg.Steps
+	gc := cfg.GRPO(5)
 	gc.MaxPromptLength = 512
 	gc.MaxCompletionLength = cfg.MaxCompletion
-	gc.Temperature = cfg.Temperature
-	gc.LearningRate = cfg.LR
 	gc.LRSchedulerType = grpo.ScheduleConstant
-	gc.Beta = cfg.Beta
-	gc.Seed = cfg.Seed
-	gc.OutputDir = cfg.Out
-	gc.SaveSteps = 0
-	gc.LoggingSteps = 5
 	gc.MaxTurns = wordle.MaxTurns
-	if cfg.Quiet {
-		gc.LoggingSteps = 0
-	}
 	trainer, err := grpo.NewTrainer(policy, gc, wordle.Rewards(wordle.DefaultWeights())...)
 	if err != nil {
 		return fmt.Errorf("wordle: %w", err)

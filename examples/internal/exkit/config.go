@@ -5,9 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/grpokit/grpokit/grpo"
 )
 
 // Config holds the settings every example shares. Zero fields mean the
@@ -56,9 +59,42 @@ type Config struct {
 	// Resume continues from the newest checkpoint in Out (same settings;
 	// Steps may grow). A tiny model then skips its warm start.
 	Resume bool `json:"resume"`
+	// Stdout receives the report; nil means os.Stdout (tests set it).
+	Stdout io.Writer `json:"-"`
 	// CPUProfile, if set, names a file that receives a pprof CPU profile
 	// of the whole run (`go tool pprof FILE`).
 	CPUProfile string `json:"cpuprofile"`
+}
+
+// Output returns where the report goes: Stdout, or os.Stdout.
+func (c *Config) Output() io.Writer {
+	if c.Stdout == nil {
+		return os.Stdout
+	}
+	return c.Stdout
+}
+
+// GRPO returns the trainer settings every example shares, from c: G
+// completions per prompt, Prompts prompts per step, Steps steps, the
+// sampling temperature, learning rate, KL weight and seed, checkpoints in
+// Out (at the end only), and a progress line every loggingSteps steps
+// unless Quiet. The example sets the rest (lengths, schedule, task knobs).
+func (c *Config) GRPO(loggingSteps int) grpo.Config {
+	gc := grpo.DefaultConfig()
+	gc.NumGenerations = c.Generations
+	gc.BatchSize = c.Generations * c.Prompts
+	gc.MaxSteps = c.Steps
+	gc.Temperature = c.Temperature
+	gc.LearningRate = c.LR
+	gc.Beta = c.Beta
+	gc.Seed = c.Seed
+	gc.OutputDir = c.Out
+	gc.SaveSteps = 0
+	gc.LoggingSteps = loggingSteps
+	if c.Quiet {
+		gc.LoggingSteps = 0
+	}
+	return gc
 }
 
 // Shared returns c itself; through embedding it gives Main the settings
