@@ -161,6 +161,23 @@ func f32Output(b *simplego.Backend, s shapes.Shape) (*simplego.Buffer, []float32
 	return out, data, ok && len(data) == s.Size()
 }
 
+// binaryOutput picks a binary op's output by SimpleGo's reuse protocol
+// (binaryOperandsAndOutput): an owned input of the output's shape, the
+// right one first, becomes the output and is dropped from inputs; else a
+// new buffer. ok is false, inputs untouched, when no buffer can be had.
+func binaryOutput(b *simplego.Backend, outShape, ls, rs shapes.Shape, l, r []float32,
+	inputs []*simplego.Buffer, owned []bool) (out *simplego.Buffer, o []float32, ok bool) {
+	switch {
+	case owned[1] && rs.Equal(outShape):
+		out, o, inputs[1] = inputs[1], r, nil
+	case owned[0] && ls.Equal(outShape):
+		out, o, inputs[0] = inputs[0], l, nil
+	default:
+		return f32Output(b, outShape)
+	}
+	return out, o, true
+}
+
 type binOp uint8
 
 const (
@@ -203,19 +220,9 @@ func binaryExec(op binOp) nodeExecutor {
 		if !ok {
 			return stock(b, node, inputs, owned)
 		}
-		// SimpleGo's reuse protocol (binaryOperandsAndOutput): write into an
-		// owned input of the output's shape and drop it from inputs.
-		var out *simplego.Buffer
-		var o []float32
-		switch {
-		case owned[1] && rs.Equal(outShape):
-			out, o, inputs[1] = inputs[1], r, nil
-		case owned[0] && ls.Equal(outShape):
-			out, o, inputs[0] = inputs[0], l, nil
-		default:
-			if out, o, ok = f32Output(b, outShape); !ok {
-				return stock(b, node, inputs, owned)
-			}
+		out, o, ok := binaryOutput(b, outShape, ls, rs, l, r, inputs, owned)
+		if !ok {
+			return stock(b, node, inputs, owned)
 		}
 		broadcastBinary(op, axes, o, l, r)
 		fastOpsCalls.Add(1)

@@ -67,16 +67,9 @@ func flatBinary(b *simplego.Backend, op binOp, ls, rs, outShape shapes.Shape, l,
 	default:
 		return nil, false
 	}
-	var o []float32
-	switch { // SimpleGo's binaryOperandsAndOutput
-	case owned[1] && rs.Equal(outShape):
-		out, o, inputs[1] = inputs[1], r, nil
-	case owned[0] && ls.Equal(outShape):
-		out, o, inputs[0] = inputs[0], l, nil
-	default:
-		if out, o, ok = f32Output(b, outShape); !ok {
-			return nil, false
-		}
+	out, o, ok := binaryOutput(b, outShape, ls, rs, l, r, inputs, owned)
+	if !ok {
+		return nil, false
 	}
 	switch form {
 	case vv:
