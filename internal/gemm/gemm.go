@@ -256,16 +256,7 @@ func cols(kern *kernel, ws *work, ap []float32, b Mat, bSrc int, inPlace bool, k
 			mcur := min(mcMax, m-ic)
 			for jr := 0; jr < ncur; jr += nr {
 				ncols := min(nr, ncur-jr)
-				var bPanel *float32
-				ldb := nr
-				switch {
-				case !inPlace:
-					bPanel = &bp[jr*kc]
-				case ncols < nr:
-					bPanel = edgePanel(kern, ws, b, bSrc+(jc+jr)*b.CS, kc, ncols)
-				default:
-					bPanel, ldb = &b.Data[bSrc+jc+jr], b.RS
-				}
+				bPanel, ldb := panelB(kern, ws, b, bp, bSrc, inPlace, kc, jr, jc+jr, ncols)
 				for ir := 0; ir < mcur; ir += mr {
 					i := ic + ir
 					tile(kern, ws, min(mr, m-i), ncols, kc, &ap[(i/mr)*mr*kc], bPanel, ldb, c, i*n+jc+jr, n, accum)
@@ -280,21 +271,26 @@ func rowsRange(kern *kernel, ws *work, ap, bp []float32, b Mat, bSrc int, inPlac
 	mr, nr := kern.mr, kern.nr
 	for jr := 0; jr < n; jr += nr {
 		ncols := min(nr, n-jr)
-		var bPanel *float32
-		ldb := nr
-		switch {
-		case !inPlace:
-			bPanel = &bp[jr*kc]
-		case ncols < nr:
-			bPanel = edgePanel(kern, ws, b, bSrc+jr*b.CS, kc, ncols)
-		default:
-			bPanel, ldb = &b.Data[bSrc+jr], b.RS
-		}
+		bPanel, ldb := panelB(kern, ws, b, bp, bSrc, inPlace, kc, jr, jr, ncols)
 		for p := p0; p < p1; p++ {
 			i := p * mr
 			tile(kern, ws, min(mr, m-i), ncols, kc, &ap[p*mr*kc], bPanel, ldb, c, i*n+jr, n, accum)
 		}
 	}
+}
+
+// panelB returns the B panel for ncols columns starting at column col of
+// B (offset j in the packed bp) and its row stride: the packed panel, B
+// itself when read in place, or for a partial panel in place its zero-padded
+// copy (edgePanel).
+func panelB(kern *kernel, ws *work, b Mat, bp []float32, bSrc int, inPlace bool, kc, j, col, ncols int) (*float32, int) {
+	switch {
+	case !inPlace:
+		return &bp[j*kc], kern.nr
+	case ncols < kern.nr:
+		return edgePanel(kern, ws, b, bSrc+col*b.CS, kc, ncols), kern.nr
+	}
+	return &b.Data[bSrc+col], b.RS
 }
 
 // edgePanel packs the last, partial column panel of a B read in place
