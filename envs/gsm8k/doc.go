@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	exs, err := gsm8k.Load("../shared/data/gsm8k/train.jsonl")
+//	exs, err := gsm8k.Train() // the shipped copy; gsm8k.Load(path) reads a file
 //	msgs := gsm8k.Chat(exs[0].Question) // system + user, for a chat template
 //	ev := &reward.Evaluator{Rewards: gsm8k.Rewards()}
 //	rep, err := gsm8k.Evaluate(exs[:100], completions)

@@ -10,8 +10,8 @@
 //	go run ./examples/gsm8k                                   # tiny model
 //	go run ./examples/gsm8k -model ~/models/Qwen2.5-0.5B-Instruct -train lora -lr 1e-5
 //
-// The data come from -data (default ../shared/data/gsm8k from the
-// repository root: train.jsonl and test.jsonl). It prints the held-out
+// The data are the copy of GSM8K shipped in package envs/gsm8k, or -data, a
+// folder holding train.jsonl and test.jsonl. It prints the held-out
 // accuracy and format rates before and after training and writes
 // metrics.jsonl, reward.png, eval.jsonl and checkpoints to -out (default
 // runs/gsm8k). Ctrl-C stops after saving a checkpoint.

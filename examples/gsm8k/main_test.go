@@ -108,3 +108,15 @@ func TestTarget(t *testing.T) {
 		t.Error("target does not score full format and correctness")
 	}
 }
+
+// TestShippedData checks that with no -data the example reads the copy of
+// GSM8K shipped in envs/gsm8k, so that it runs from a fresh clone.
+func TestShippedData(t *testing.T) {
+	train, test, err := loadData("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(train) != 7473 || len(test) != 1319 {
+		t.Errorf("shipped data: %d train / %d test problems, want 7473 / 1319", len(train), len(test))
+	}
+}

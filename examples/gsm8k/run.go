@@ -48,16 +48,16 @@ func parse(cfg *config, args []string) error {
 	}, args)
 }
 
-// dataDir returns -data, else ../shared/data/gsm8k from the repository root.
-func dataDir(cfg config) string {
-	if cfg.Data != "" {
-		return cfg.Data
-	}
-	return filepath.Join(exkit.RepoRoot(), "..", "shared", "data", "gsm8k")
-}
-
-// loadData reads train.jsonl and test.jsonl from dir.
+// loadData reads train.jsonl and test.jsonl from dir, or with dir "" the
+// copy of GSM8K shipped in package envs/gsm8k.
 func loadData(dir string) (train, test []gsm8k.Example, err error) {
+	if dir == "" {
+		if train, err = gsm8k.Train(); err != nil {
+			return nil, nil, err
+		}
+		test, err = gsm8k.Test()
+		return train, test, err
+	}
 	for _, f := range []struct {
 		name string
 		dst  *[]gsm8k.Example
@@ -150,7 +150,7 @@ func run(ctx context.Context, cfg config) error {
 	if cfg.MaxCompletion < 8 {
 		return fmt.Errorf("gsm8k: -max-completion %d: want ≥ 8", cfg.MaxCompletion)
 	}
-	train, test, err := loadData(dataDir(cfg))
+	train, test, err := loadData(cfg.Data)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/grpokit/grpokit/grpo"
@@ -210,23 +209,4 @@ func (c *Config) Validate(name string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// RepoRoot walks up from the working directory to the folder holding
-// go.mod; "" when there is none.
-func RepoRoot() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
 }
