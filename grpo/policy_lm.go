@@ -17,17 +17,19 @@ import (
 
 // ReferenceContexter is an optional interface of a Policy whose reference
 // model lives in a context of its own (full fine-tuning keeps a frozen
-// copy of the weights there). The trainer builds the reference log-probs
+// copy of the weights there). The trainer calls ReferenceContext once, in
+// NewTrainer and only when Beta ≠ 0, and builds the reference log-probs
 // graph on that context, calling Logits with Reference set.
 type ReferenceContexter interface {
-	ReferenceContext() *mlctx.Context
+	ReferenceContext() (*mlctx.Context, error)
 }
 
 // LMPolicy is the standard Policy: a model.Model, trained through a LoRA
 // adapter (lora.Attach or lora.Load) or fully, with a tokenizer that turns
 // examples into tokens. Its reference model is the base model without the
 // adapter (no second copy of the weights) or, for full fine-tuning, a
-// frozen copy made by NewLMPolicy.
+// frozen copy of the weights made when a Trainer with Beta ≠ 0 asks for it
+// (with Beta 0, TRL's default, no copy is ever made).
 type LMPolicy struct {
 	model   *model.Model
 	adapter *lora.Adapter // nil: full fine-tuning
@@ -54,17 +56,19 @@ type LMPolicyOptions struct {
 	// ChatOptions are passed to the chat template; AddGenerationPrompt is
 	// always set.
 	ChatOptions tokenizer.ChatOptions
-	// NoReference skips the frozen copy of full fine-tuning (Beta must be
-	// 0 then).
+	// NoReference forbids the frozen copy of full fine-tuning even when a
+	// Trainer with Beta ≠ 0 asks for it (NewTrainer then fails). Without it
+	// the copy is still only made for Beta ≠ 0.
 	NoReference bool
 }
 
 // NewLMPolicy returns the policy of m. With adapter non-nil (from
 // lora.Attach or lora.Load on m) only the adapter trains; tok may be nil
 // only for a policy that never generates (log-prob tests); with adapter nil
-// every weight of m trains (m.SetBaseTrainable(true)) and, unless
-// opts.NoReference, a frozen copy of m's current weights is made for the
-// reference model. opts may be nil.
+// every weight of m trains (m.SetBaseTrainable(true)); the frozen copy
+// that serves as reference model is made only when a Trainer with Beta ≠ 0
+// asks for it (ReferenceContext), from the weights m holds then. opts may
+// be nil.
 func NewLMPolicy(m *model.Model, adapter *lora.Adapter, tok *tokenizer.Pretrained, opts *LMPolicyOptions) (*LMPolicy, error) {
 	if m == nil {
 		return nil, errors.New("grpo: NewLMPolicy: nil model")
@@ -75,25 +79,27 @@ func NewLMPolicy(m *model.Model, adapter *lora.Adapter, tok *tokenizer.Pretraine
 	}
 	if adapter == nil {
 		m.SetBaseTrainable(true)
-		if !p.opts.NoReference {
-			ref, err := model.New(m.Config(), 0, &model.Options{Backend: m.Backend()})
-			if err != nil {
-				return nil, fmt.Errorf("grpo: reference copy: %w", err)
-			}
-			for _, w := range m.Config().Weights() {
-				data, shape, err := m.Weight(w.Name)
-				if err != nil {
-					return nil, fmt.Errorf("grpo: reference copy: %w", err)
-				}
-				if err := ref.SetWeight(w.Name, data, shape); err != nil {
-					return nil, fmt.Errorf("grpo: reference copy: %w", err)
-				}
-			}
-			ref.SetBaseTrainable(false)
-			p.ref = ref
-		}
 	}
 	return p, nil
+}
+
+// referenceCopy returns a frozen copy of m's current weights.
+func referenceCopy(m *model.Model) (*model.Model, error) {
+	ref, err := model.New(m.Config(), 0, &model.Options{Backend: m.Backend()})
+	if err != nil {
+		return nil, fmt.Errorf("grpo: reference copy: %w", err)
+	}
+	for _, w := range m.Config().Weights() {
+		data, shape, err := m.Weight(w.Name)
+		if err != nil {
+			return nil, fmt.Errorf("grpo: reference copy: %w", err)
+		}
+		if err := ref.SetWeight(w.Name, data, shape); err != nil {
+			return nil, fmt.Errorf("grpo: reference copy: %w", err)
+		}
+	}
+	ref.SetBaseTrainable(false)
+	return ref, nil
 }
 
 // Constraint returns the constraint Generate samples under (nil for none),
@@ -115,14 +121,26 @@ func (p *LMPolicy) Backend() backends.Backend { return p.model.Backend() }
 // TrainableVariables returns the adapter's matrices, or every weight.
 func (p *LMPolicy) TrainableVariables() []*mlctx.Variable { return p.model.TrainableVariables() }
 
-// ReferenceContext returns the frozen copy's context for full
-// fine-tuning, and the model's own context with an adapter (the reference
-// is the same weights without it).
-func (p *LMPolicy) ReferenceContext() *mlctx.Context {
-	if p.ref != nil {
-		return p.ref.Context()
+// ReferenceContext returns the model's own context with an adapter (the
+// reference is the same weights without it) and, for full fine-tuning, the
+// context of a frozen copy of the weights, made on the first call (it
+// doubles the weights' memory; NewTrainer calls this only for Beta ≠ 0).
+// It is an error with LMPolicyOptions.NoReference.
+func (p *LMPolicy) ReferenceContext() (*mlctx.Context, error) {
+	if p.adapter != nil {
+		return p.model.Context(), nil
 	}
-	return p.model.Context()
+	if p.ref == nil {
+		if p.opts.NoReference {
+			return nil, errors.New("grpo: the policy was made with NoReference, but the reference model is needed (Beta ≠ 0)")
+		}
+		ref, err := referenceCopy(p.model)
+		if err != nil {
+			return nil, err
+		}
+		p.ref = ref
+	}
+	return p.ref.Context(), nil
 }
 
 // Save writes the PEFT adapter (adapter_config.json and

@@ -132,7 +132,9 @@ func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, e
 	if t.withRef() {
 		refCtx := ctx
 		if rc, ok := policy.(ReferenceContexter); ok {
-			refCtx = rc.ReferenceContext()
+			if refCtx, err = rc.ReferenceContext(); err != nil {
+				return nil, err
+			}
 		}
 		if t.refExec, err = mlctx.NewExecAny(b, refCtx, t.logProbsGraph(true)); err != nil {
 			return nil, fmt.Errorf("grpo: reference log-probs graph: %w", err)

@@ -1,0 +1,62 @@
+package grpo
+
+import (
+	"testing"
+
+	"github.com/grpokit/grpokit/model"
+	"github.com/grpokit/grpokit/reward"
+	"github.com/grpokit/grpokit/tokenizer"
+)
+
+// TestReferenceCopyOnlyForBeta checks that full fine-tuning's frozen copy
+// of the weights is made only when a Trainer with Beta ≠ 0 needs it.
+func TestReferenceCopyOnlyForBeta(t *testing.T) {
+	dir := t.TempDir()
+	if err := tokenizer.WriteTinyDir(dir, []string{"say", "cat"}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.New(model.Config{
+		ModelType: "llama", VocabSize: tok.Tokenizer.VocabSize(), HiddenSize: 16, IntermediateSize: 32,
+		NumHiddenLayers: 1, NumAttentionHeads: 2, NumKeyValueHeads: 2, HeadDim: 8, MaxPositionEmbeddings: 32,
+		RMSNormEps: 1e-5, RopeTheta: 10000, TieWordEmbeddings: true, HiddenAct: "silu", BOSTokenID: -1, EOSTokenIDs: tok.EOS,
+	}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := reward.Named{Name: "one", Scorer: reward.Func(func(_, _, _ string) float64 { return 1 })}
+	cfg := DefaultConfig()
+	cfg.NumGenerations, cfg.BatchSize, cfg.MaxCompletionLength = 2, 2, 2
+
+	p, err := NewLMPolicy(m, nil, tok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ref != nil {
+		t.Fatal("NewLMPolicy made a reference copy")
+	}
+	if _, err := NewTrainer(p, cfg, one); err != nil {
+		t.Fatal(err)
+	}
+	if p.ref != nil {
+		t.Fatal("NewTrainer with Beta 0 made a reference copy")
+	}
+	cfg.Beta = 0.04
+	if _, err := NewTrainer(p, cfg, one); err != nil {
+		t.Fatal(err)
+	}
+	if p.ref == nil {
+		t.Fatal("NewTrainer with Beta 0.04 made no reference copy")
+	}
+
+	q, err := NewLMPolicy(m, nil, tok, &LMPolicyOptions{NoReference: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewTrainer(q, cfg, one); err == nil {
+		t.Fatal("NoReference with Beta 0.04: no error")
+	}
+}
