@@ -43,6 +43,7 @@ var (
 	_ Saver              = (*LMPolicy)(nil)
 	_ ReferenceContexter = (*LMPolicy)(nil)
 	_ Constrained        = (*LMPolicy)(nil)
+	_ SFTEncoder         = (*LMPolicy)(nil)
 )
 
 // LMPolicyOptions configure an LMPolicy. The zero value means defaults.
@@ -184,6 +185,18 @@ func (p *LMPolicy) PromptIDs(ex Example, maxLen int) ([]int, error) {
 		ids = ids[len(ids)-maxLen:]
 	}
 	return ids, nil
+}
+
+// TargetIDs returns the tokens of text (no special tokens) followed by
+// the first EOS id: a completion for supervised fine-tuning.
+func (p *LMPolicy) TargetIDs(text string) ([]int, error) {
+	if p.tok == nil {
+		return nil, errors.New("grpo: LMPolicy has no tokenizer")
+	}
+	if len(p.tok.EOS) == 0 {
+		return nil, errors.New("grpo: the tokenizer has no EOS token")
+	}
+	return append(p.tok.Tokenizer.Encode(text, false), p.tok.EOS[0]), nil
 }
 
 // Generate samples n completions per prompt with the model's KV-cache

@@ -18,7 +18,8 @@ type SFTPair struct {
 	PromptIDs, CompletionIDs []int32
 }
 
-// SFTTrainer warm-starts a Policy with supervised fine-tuning: cross-entropy
+// SFTTrainer warm-starts a Policy with supervised fine-tuning (Train over a
+// Dataset, or Step by step): cross-entropy
 // on the completion tokens only (prompt tokens are context, not targets),
 // with the same AdamW, schedule and gradient clipping as GRPO. Config
 // fields used: LearningRate, LRSchedulerType, warmup, WeightDecay, Adam*,
@@ -30,6 +31,7 @@ type SFTTrainer struct {
 	opt    gradientOptimizer
 	exec   *mlctx.Exec
 	step   int
+	before map[*mlctx.Variable]bool // the context's variables before the trainer
 }
 
 // NewSFTTrainer returns an SFTTrainer for policy.
@@ -44,7 +46,10 @@ func NewSFTTrainer(policy Policy, cfg Config) (*SFTTrainer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &SFTTrainer{cfg: cfg, policy: policy, opt: opt}
+	s := &SFTTrainer{cfg: cfg, policy: policy, opt: opt, before: map[*mlctx.Variable]bool{}}
+	for v := range policy.Context().IterVariables() {
+		s.before[v] = true
+	}
 	s.exec, err = mlctx.NewExecAny(policy.Backend(), policy.Context(), s.graph)
 	if err != nil {
 		return nil, fmt.Errorf("grpo: SFT graph: %w", err)

@@ -71,6 +71,9 @@ func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, e
 		return nil, errors.New("grpo: NewTrainer: no rewards")
 	}
 	var errs []error
+	if err := checkRewardNames(rewards); err != nil {
+		errs = append(errs, fmt.Errorf("grpo: NewTrainer: %w", err))
+	}
 	for i, r := range rewards {
 		if r.Scorer == nil {
 			errs = append(errs, fmt.Errorf("grpo: NewTrainer: reward %d (%q) has a nil Scorer", i, r.Name))

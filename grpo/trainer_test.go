@@ -172,4 +172,10 @@ func TestNewTrainerErrors(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Field != "BatchSize" {
 		t.Errorf("bad config: err = %v", err)
 	}
+	cfg = grpo.DefaultConfig()
+	_, err = grpo.NewTrainer(p, cfg, reward.Named{Name: "x", Scorer: exact}, reward.Named{Name: "x", Weight: 2, Scorer: exact},
+		reward.Named{Scorer: exact})
+	if err == nil || !strings.Contains(err.Error(), `rewards 0 and 1 are both named "x"`) || !strings.Contains(err.Error(), "reward 2 has no name") {
+		t.Errorf("duplicate and empty reward names: err = %v", err)
+	}
 }

@@ -30,7 +30,7 @@ func TestRunSmoke(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
-	for _, f := range []string{"metrics.jsonl", "reward.png", "eval.jsonl", "tiny-model/tokenizer.json", "tiny-model/config.json"} {
+	for _, f := range []string{"metrics.jsonl", "reward.png", "eval.jsonl", "initial-model/tokenizer.json", "initial-model/config.json"} {
 		if _, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil {
 			t.Error(err)
 		}
@@ -72,7 +72,7 @@ func TestRunModelFolder(t *testing.T) {
 	}
 	var out bytes.Buffer
 	cfg := defaults()
-	cfg.Model, cfg.Train, cfg.Beta = filepath.Join(first.Out, "tiny-model"), "lora", 0.04
+	cfg.Model, cfg.Train, cfg.Beta = filepath.Join(first.Out, "initial-model"), "lora", 0.04
 	cfg.Steps, cfg.Prompts, cfg.Generations, cfg.Eval, cfg.EvalEvery = 2, 2, 2, 9, 0
 	cfg.Out, cfg.Stdout = t.TempDir(), &out
 	if err := run(context.Background(), cfg); err != nil {
@@ -83,7 +83,7 @@ func TestRunModelFolder(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if _, err := os.Stat(filepath.Join(cfg.Out, "tiny-model")); err == nil {
+	if _, err := os.Stat(filepath.Join(cfg.Out, "initial-model")); err == nil {
 		t.Error("-model run wrote a tiny model")
 	}
 }

@@ -14,8 +14,8 @@ import (
 )
 
 // Tiny describes the embedded model an example builds when no -model is
-// given: a Llama-shaped decoder with random weights and a byte-level BPE
-// tokenizer in which each of Words is one token.
+// given (model.NewTiny): a Llama-shaped decoder with random weights and a
+// byte-level BPE tokenizer in which each of Words is one token.
 type Tiny struct {
 	Words        []string // words (pre-token pieces) that get a token each
 	Hidden       int      // hidden_size
@@ -30,14 +30,19 @@ type Setup struct {
 	Model   *model.Model
 	Tok     *tokenizer.Pretrained
 	Adapter *lora.Adapter // nil for full fine-tuning
-	Dir     string        // the model folder (the tiny model's is under Out)
+	Dir     string        // the model folder (the tiny model's is Out/initial-model)
 	Tiny    bool          // built from scratch
 }
 
+// InitialModelDir is the folder under Out where a run writes the tiny
+// model it builds, before any training: its untrained weights, named so
+// that nobody takes them for the trained ones (those are in the
+// checkpoints and final/).
+const InitialModelDir = "initial-model"
+
 // Load prepares the model of c: the folder c.Model, or the tiny model
-// described by tiny, written in Hugging Face layout to c.Out/tiny-model
-// and read back with the same loaders. With c.Train "lora" it attaches a
-// LoRA adapter. name prefixes errors.
+// described by tiny (model.NewTiny), written to c.Out/initial-model. With
+// c.Train "lora" it attaches a LoRA adapter. name prefixes errors.
 func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
 	if c.Backend != "" {
 		// The backend is chosen by GOMLX_BACKEND inside grpokit.
@@ -47,44 +52,31 @@ func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
 	}
 	s := &Setup{Dir: c.Model}
 	if c.Model == "" {
-		s.Dir, s.Tiny = filepath.Join(c.Out, "tiny-model"), true
-		if err := tokenizer.WriteTinyDir(s.Dir, tiny.Words); err != nil {
-			return nil, fmt.Errorf("%s: tiny tokenizer: %w", name, err)
-		}
-	} else if _, err := os.Stat(filepath.Join(c.Model, "tokenizer.json")); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: model folder %s has no tokenizer.json (download the whole repository, e.g. hf download HuggingFaceTB/SmolLM2-135M-Instruct --local-dir %s)", name, c.Model, c.Model)
-	}
-	tok, err := tokenizer.LoadDir(s.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(tok.EOS) == 0 {
-		return nil, fmt.Errorf("%s: tokenizer in %s has no EOS token (tokenizer_config.json eos_token)", name, s.Dir)
-	}
-	s.Tok = tok
-	if s.Tiny {
-		cfg := model.Config{
-			ModelType: "llama", VocabSize: tok.Tokenizer.VocabSize(),
-			HiddenSize: tiny.Hidden, IntermediateSize: tiny.Intermediate,
-			NumHiddenLayers: tiny.Layers, NumAttentionHeads: tiny.Heads, NumKeyValueHeads: tiny.Heads,
-			HeadDim: tiny.Hidden / tiny.Heads, MaxPositionEmbeddings: tiny.MaxPositions,
-			RMSNormEps: 1e-5, RopeTheta: 10000, TieWordEmbeddings: true, HiddenAct: "silu",
-			BOSTokenID: -1, EOSTokenIDs: tok.EOS[:1],
-		}
-		m, err := model.New(cfg, uint64(c.Seed), nil)
+		s.Dir, s.Tiny = filepath.Join(c.Out, InitialModelDir), true
+		m, tok, err := model.NewTiny(s.Dir, tiny.Words, model.TinyConfig{
+			Hidden: tiny.Hidden, Layers: tiny.Layers, Heads: tiny.Heads,
+			Intermediate: tiny.Intermediate, MaxPositions: tiny.MaxPositions,
+		}, uint64(c.Seed), nil)
 		if err != nil {
-			return nil, fmt.Errorf("%s: tiny model: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		if err := m.Save(s.Dir); err != nil {
-			return nil, fmt.Errorf("%s: save tiny model: %w", name, err)
-		}
-		s.Model = m
+		s.Model, s.Tok = m, tok
 	} else {
+		if _, err := os.Stat(filepath.Join(c.Model, "tokenizer.json")); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: model folder %s has no tokenizer.json (download the whole repository, e.g. hf download HuggingFaceTB/SmolLM2-135M-Instruct --local-dir %s)", name, c.Model, c.Model)
+		}
+		tok, err := tokenizer.LoadDir(s.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if len(tok.EOS) == 0 {
+			return nil, fmt.Errorf("%s: tokenizer in %s has no EOS token (tokenizer_config.json eos_token)", name, s.Dir)
+		}
 		m, err := model.Load(s.Dir, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		s.Model = m
+		s.Model, s.Tok = m, tok
 	}
 	if c.Train == "lora" {
 		a, err := lora.Attach(s.Model, lora.Config{R: c.LoRARank, Alpha: float64(2 * c.LoRARank), Seed: uint64(c.Seed)})
@@ -99,8 +91,7 @@ func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
 // Policy returns the GRPO policy over the setup; constraint may be nil.
 func (s *Setup) Policy(c *Config, constraint model.Constraint) (*grpo.LMPolicy, error) {
 	return grpo.NewLMPolicy(s.Model, s.Adapter, s.Tok, &grpo.LMPolicyOptions{
-		Constraint:  constraint,
-		NoReference: c.Beta == 0,
+		Constraint: constraint,
 	})
 }
 

@@ -1,0 +1,119 @@
+package grpo
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/grpokit/grpokit/reward"
+)
+
+// EvalOptions configure Evaluate. The zero value means greedy decoding of
+// up to 64 tokens, 16 prompts per Generate call.
+type EvalOptions struct {
+	// MaxCompletionLength is the most tokens generated per answer; default 64.
+	MaxCompletionLength int
+	// MaxPromptLength keeps the last tokens of longer prompts; 0 means no limit.
+	MaxPromptLength int
+	// BatchSize is the prompts per Generate call; default 16.
+	BatchSize int
+	// Temperature 0 (the default) decodes greedily; above 0 it samples,
+	// seeded by Seed.
+	Temperature float64
+	// Seed seeds sampling when Temperature > 0.
+	Seed uint64
+}
+
+// EvalResult is the outcome of Evaluate.
+type EvalResult struct {
+	// Completions[i] is the completion of example i.
+	Completions []string
+	// Scores is the reward evaluation of those completions (per-reward
+	// scores, weighted totals and per-reward Stats, in the order given).
+	Scores *reward.Result
+	// Reward is the mean weighted total over the examples.
+	Reward float64
+}
+
+// Mean returns the mean of the named reward, and false when there is no
+// reward of that name.
+func (r *EvalResult) Mean(name string) (float64, bool) {
+	for _, s := range r.Scores.Stats {
+		if s.Name == name {
+			return s.Mean, true
+		}
+	}
+	return 0, false
+}
+
+// Evaluate completes every example of data once (greedily unless
+// opts.Temperature > 0) and scores the completions with rewards, as the
+// trainer would score them: a held-out evaluation. Reward failures score 0
+// (see reward.Evaluator). It returns context.Cause(ctx) when ctx ends.
+func Evaluate(ctx context.Context, p Policy, data Dataset, rewards []reward.Named, opts EvalOptions) (*EvalResult, error) {
+	if p == nil || data == nil {
+		return nil, errors.New("grpo: Evaluate: nil Policy or Dataset")
+	}
+	if err := checkRewardNames(rewards); err != nil {
+		return nil, fmt.Errorf("grpo: Evaluate: %w", err)
+	}
+	gen := GenerateOptions{
+		MaxPromptLength:     opts.MaxPromptLength,
+		MaxCompletionLength: cmp.Or(opts.MaxCompletionLength, 64),
+		Temperature:         opts.Temperature,
+		Seed:                opts.Seed,
+	}
+	batch := cmp.Or(opts.BatchSize, 16)
+	n := data.Len()
+	res := &EvalResult{Completions: make([]string, 0, n)}
+	samples := make([]reward.Sample, 0, n)
+	for start := 0; start < n; start += batch {
+		if err := ctx.Err(); err != nil {
+			return nil, context.Cause(ctx)
+		}
+		exs := make([]Example, 0, batch)
+		for i := start; i < min(start+batch, n); i++ {
+			ex, err := data.Example(i)
+			if err != nil {
+				return nil, fmt.Errorf("grpo: Evaluate: example %d: %w", i, err)
+			}
+			exs = append(exs, ex)
+		}
+		comps, err := p.Generate(ctx, exs, 1, gen)
+		if err != nil {
+			return nil, fmt.Errorf("grpo: Evaluate: %w", err)
+		}
+		for i, c := range comps {
+			res.Completions = append(res.Completions, c.Text)
+			samples = append(samples, reward.Sample{Prompt: exs[i].Text(), Completion: c.Text, Answer: exs[i].Answer, Meta: exs[i].Meta})
+		}
+	}
+	ev := &reward.Evaluator{Rewards: rewards}
+	scores, err := ev.Evaluate(ctx, samples)
+	if err != nil {
+		return nil, fmt.Errorf("grpo: Evaluate: %w", err)
+	}
+	res.Scores = scores
+	for _, t := range scores.Totals {
+		res.Reward += t / float64(len(scores.Totals))
+	}
+	return res, nil
+}
+
+// checkRewardNames reports empty and duplicate reward names, which would
+// collide in the metrics.
+func checkRewardNames(rewards []reward.Named) error {
+	var errs []error
+	seen := map[string]int{}
+	for i, r := range rewards {
+		if r.Name == "" {
+			errs = append(errs, fmt.Errorf("reward %d has no name", i))
+		} else if j, dup := seen[r.Name]; dup {
+			errs = append(errs, fmt.Errorf("rewards %d and %d are both named %q (metrics are keyed by name)", j, i, r.Name))
+		} else {
+			seen[r.Name] = i
+		}
+	}
+	return errors.Join(errs...)
+}
