@@ -105,6 +105,12 @@ type Config struct {
 	// TopK keeps the K most likely tokens; 0 disables it. Default 0.
 	// TRL: top_k.
 	TopK int `json:"top_k"`
+	// MinCompletionLength keeps EOS (and the other stop tokens) from being
+	// sampled before a completion has this many tokens; equal to
+	// MaxCompletionLength it forces every completion to that length
+	// (benchmarks do). Default 0, in [0, MaxCompletionLength]. HF generate's
+	// min_new_tokens (TRL passes it in generation_kwargs).
+	MinCompletionLength int `json:"min_completion_length"`
 	// MaskTruncatedCompletions leaves completions that hit
 	// MaxCompletionLength without EOS out of the loss. Default false.
 	// TRL: mask_truncated_completions.
@@ -292,6 +298,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxCompletionLength < 1 {
 		bad("MaxCompletionLength", c.MaxCompletionLength, "must be at least 1")
+	}
+	if c.MinCompletionLength < 0 || c.MinCompletionLength > max(c.MaxCompletionLength, 0) {
+		bad("MinCompletionLength", c.MinCompletionLength, "must be in [0, MaxCompletionLength]")
 	}
 	if !(c.Temperature > 0) || !finite(c.Temperature) {
 		bad("Temperature", c.Temperature, "must be a finite number > 0")

@@ -13,16 +13,20 @@ type Message struct {
 
 // Example is one prompt to train on.
 //
-// A prompt is either plain text (Prompt) or a conversation (Messages); the
-// Policy turns it into tokens: plain text as it is, messages through its
-// chat template with the generation prompt added. Rewards see the text of
-// Text().
+// A prompt is plain text (Prompt), a conversation (Messages) or token ids
+// (PromptIDs); the Policy turns it into tokens: plain text as it is,
+// messages through its chat template with the generation prompt added, ids
+// unchanged. Rewards see the text of Text().
 type Example struct {
 	// Prompt is the plain-text prompt. When Messages is set it is optional
 	// and only what rewards see.
 	Prompt string `json:"prompt,omitempty"`
 	// Messages is the prompt as chat messages; nil for a plain-text prompt.
 	Messages []Message `json:"messages,omitempty"`
+	// PromptIDs, when set, is the prompt as token ids: the Policy uses them
+	// as they are (no chat template, no special tokens added), and Prompt
+	// or Messages are only what rewards see. Like HF generate's input_ids.
+	PromptIDs []int `json:"prompt_ids,omitempty"`
 	// Answer is the reference answer passed to rewards; may be empty.
 	Answer string `json:"answer,omitempty"`
 	// Meta carries task data to rewards (reward.Sample.Meta); may be nil.

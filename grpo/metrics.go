@@ -24,6 +24,18 @@ import (
 // "completions/{mean,min,max}_terminated_length", "learning_rate",
 // "grad_norm" (before clipping), "num_tokens", "rollouts", "step_time",
 // "generate_time", "train_time" (seconds) and "tokens_per_second".
+//
+// generate_time is the whole rollout phase of a step; these split it (in
+// seconds, 0 on a step that reuses earlier rollouts):
+//
+//   - "timing/generate": Policy.Generate (TRL profiles it as
+//     "profiling/Time taken: GRPOTrainer.transformers.generate");
+//   - "timing/reward": scoring with the rewards (TRL:
+//     "profiling/Time taken: GRPOTrainer._calculate_rewards");
+//   - "timing/logprobs": old and reference log-probs (NumIterations > 1,
+//     Beta ≠ 0).
+//
+// train_time is the forward, backward and optimizer passes.
 type Metrics map[string]float64
 
 // MetricsFile and RolloutsFile are the JSONL files the trainer writes in

@@ -48,6 +48,7 @@ type Policy interface {
 type GenerateOptions struct {
 	MaxPromptLength     int     // 0 means no limit
 	MaxCompletionLength int     // most new tokens, ≥ 1
+	MinCompletionLength int     // no stop token before this many; 0 means none
 	Temperature         float64 // > 0
 	TopP                float64 // in (0, 1]; 1 disables
 	TopK                int     // 0 disables

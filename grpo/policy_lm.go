@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -154,16 +155,19 @@ func (p *LMPolicy) Save(dir string) error {
 	return p.model.Save(dir)
 }
 
-// PromptIDs returns the tokens of an example's prompt: messages rendered
-// with the chat template (generation prompt added), or plain text encoded
-// with the special tokens (BOS) unless NoSpecialTokens; then the last
-// maxLen tokens when maxLen > 0.
+// PromptIDs returns the tokens of an example's prompt: its PromptIDs as
+// they are, messages rendered with the chat template (generation prompt
+// added), or plain text encoded with the special tokens (BOS) unless
+// NoSpecialTokens; then the last maxLen tokens when maxLen > 0. Only
+// PromptIDs work without a tokenizer.
 func (p *LMPolicy) PromptIDs(ex Example, maxLen int) ([]int, error) {
-	if p.tok == nil {
-		return nil, errors.New("grpo: LMPolicy has no tokenizer")
-	}
 	var ids []int
-	if len(ex.Messages) > 0 {
+	switch {
+	case len(ex.PromptIDs) > 0:
+		ids = slices.Clone(ex.PromptIDs)
+	case p.tok == nil:
+		return nil, errors.New("grpo: LMPolicy has no tokenizer (give the prompt as PromptIDs)")
+	case len(ex.Messages) > 0:
 		msgs := make([]tokenizer.Message, len(ex.Messages))
 		for i, m := range ex.Messages {
 			msgs[i] = tokenizer.Message{Role: m.Role, Content: m.Content}
@@ -175,7 +179,7 @@ func (p *LMPolicy) PromptIDs(ex Example, maxLen int) ([]int, error) {
 			return nil, fmt.Errorf("grpo: chat template: %w", err)
 		}
 		ids = p.tok.Tokenizer.Encode(text, false)
-	} else {
+	default:
 		ids = p.tok.Tokenizer.Encode(ex.Prompt, !p.opts.NoSpecialTokens)
 	}
 	if len(ids) == 0 {
@@ -200,7 +204,9 @@ func (p *LMPolicy) TargetIDs(text string) ([]int, error) {
 }
 
 // Generate samples n completions per prompt with the model's KV-cache
-// generator, stopping at the tokenizer's EOS ids.
+// generator, stopping at the tokenizer's EOS ids (and the model config's).
+// Without a tokenizer the prompts must carry PromptIDs, the model config's
+// EOS ids stop, and every completion's Text is empty.
 func (p *LMPolicy) Generate(ctx context.Context, prompts []Example, n int, opts GenerateOptions) ([]Completion, error) {
 	ids := make([][]int, len(prompts))
 	for i, ex := range prompts {
@@ -209,24 +215,24 @@ func (p *LMPolicy) Generate(ctx context.Context, prompts []Example, n int, opts 
 			return nil, fmt.Errorf("prompt %d: %w", i, err)
 		}
 	}
-	if p.tok == nil {
-		return nil, errors.New("grpo: LMPolicy has no tokenizer")
-	}
 	topP := opts.TopP
 	if topP >= 1 {
 		topP = 0
 	}
-	gen, err := p.model.Generate(ctx, ids, model.GenerateConfig{
+	cfg := model.GenerateConfig{
 		MaxNewTokens:   opts.MaxCompletionLength,
+		MinNewTokens:   opts.MinCompletionLength,
 		NumGenerations: n,
 		Temperature:    opts.Temperature,
 		TopK:           opts.TopK,
 		TopP:           topP,
 		Seed:           opts.Seed,
-		StopIDs:        p.tok.EOS,
-		PadID:          p.tok.PAD,
 		Constraint:     p.opts.Constraint,
-	})
+	}
+	if p.tok != nil {
+		cfg.StopIDs, cfg.PadID = p.tok.EOS, p.tok.PAD
+	}
+	gen, err := p.model.Generate(ctx, ids, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -239,8 +245,10 @@ func (p *LMPolicy) Generate(ctx context.Context, prompts []Example, n int, opts 
 		out[i] = Completion{
 			PromptIDs: toInt32(ids[i/n]),
 			IDs:       toInt32(c.Tokens),
-			Text:      p.tok.Tokenizer.Decode(text, true),
 			Truncated: !c.Stopped,
+		}
+		if p.tok != nil {
+			out[i].Text = p.tok.Tokenizer.Decode(text, true)
 		}
 	}
 	return out, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/grpokit/grpokit/reward"
@@ -25,14 +26,19 @@ type source interface {
 	rollouts(ctx context.Context, t *Trainer, k int, tally *rewardTally) ([]*row, error)
 }
 
-// rewardTally counts reward failures over a rollout batch.
-type rewardTally struct{ failures []int }
+// rewardTally counts reward failures over a rollout batch and times its
+// generation and reward scoring.
+type rewardTally struct {
+	failures         []int
+	generate, reward time.Duration
+}
 
 // generateOptions returns the sampling options for a seed.
 func (t *Trainer) generateOptions(seed uint64) GenerateOptions {
 	return GenerateOptions{
 		MaxPromptLength:     t.cfg.MaxPromptLength,
 		MaxCompletionLength: t.cfg.MaxCompletionLength,
+		MinCompletionLength: t.cfg.MinCompletionLength,
 		Temperature:         t.cfg.Temperature,
 		TopP:                t.cfg.TopP,
 		TopK:                t.cfg.TopK,
@@ -43,7 +49,9 @@ func (t *Trainer) generateOptions(seed uint64) GenerateOptions {
 // generateAndScore samples G completions of each prompt and scores them.
 func (t *Trainer) generateAndScore(ctx context.Context, prompts []Example, turn int, episodes []int, seed uint64, tally *rewardTally) ([]*row, error) {
 	g := t.cfg.NumGenerations
+	start := time.Now()
 	comps, err := t.policy.Generate(ctx, prompts, g, t.generateOptions(seed))
+	tally.generate += time.Since(start)
 	if err != nil {
 		return nil, fmt.Errorf("grpo: generate: %w", err)
 	}
@@ -63,7 +71,9 @@ func (t *Trainer) generateAndScore(ctx context.Context, prompts []Example, turn 
 			Truncated: c.Truncated, PromptIDs: c.PromptIDs, IDs: c.IDs,
 		}
 	}
+	start = time.Now()
 	res, err := t.eval.Evaluate(ctx, samples)
+	tally.reward += time.Since(start)
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +198,7 @@ func (t *Trainer) makeRollouts(ctx context.Context, src source, k int) (*rollout
 	for _, mb := range buf.Micro {
 		norm.Tokens += mb.tokens()
 	}
+	start := time.Now()
 	for _, mb := range buf.Micro {
 		mb.setWeights(t.cfg.LossType, norm)
 		if t.withOld() {
@@ -201,6 +212,7 @@ func (t *Trainer) makeRollouts(ctx context.Context, src source, k int) (*rollout
 			}
 		}
 	}
+	buf.Metrics["_timing/logprobs"] = time.Since(start).Seconds()
 	return buf, nil
 }
 
@@ -269,5 +281,7 @@ func rolloutMetrics(t *Trainer, rows []*row, adv Advantages, tally rewardTally) 
 	}
 	m["rollouts"] = n
 	m["_step_tokens"] = stepTokens
+	m["_timing/generate"] = tally.generate.Seconds()
+	m["_timing/reward"] = tally.reward.Seconds()
 	return m
 }

@@ -323,6 +323,12 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 	m["step_time"] = stepTime.Seconds()
 	m["generate_time"] = genTime.Seconds()
 	m["train_time"] = time.Since(trainStart).Seconds()
+	for _, k := range []string{"timing/generate", "timing/reward", "timing/logprobs"} {
+		m[k] = 0 // a step that reuses its rollouts (NumIterations > 1) made none
+		if fresh != nil {
+			m[k] = t.buf.Metrics["_"+k]
+		}
+	}
 	m["tokens_per_second"] = t.buf.Metrics["_step_tokens"] / stepTime.Seconds()
 	return m, fresh, nil
 }

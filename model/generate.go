@@ -36,6 +36,11 @@ type GenerateConfig struct {
 	// config's eos_token_id(s) stop too, unless IgnoreEOS.
 	StopIDs   []int
 	IgnoreEOS bool
+	// MinNewTokens keeps every stop id (StopIDs and, unless IgnoreEOS, the
+	// EOS ids) from being chosen before a completion has this many tokens,
+	// as HF generate's min_new_tokens; MinNewTokens = MaxNewTokens forces
+	// exactly MaxNewTokens tokens. 0 means no minimum; at most MaxNewTokens.
+	MinNewTokens int
 	// PadID fills the left padding of prompts. Default 0.
 	PadID int
 	// Constraint, if set, restricts every next token (constrained decoding).
@@ -148,7 +153,11 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 				next[i] = int32(cfg.PadID)
 				continue
 			}
-			tok, err := pick(logits[i*V:(i+1)*V], out[i].Tokens, cfg, rng)
+			row := logits[i*V : (i+1)*V]
+			if len(out[i].Tokens) < cfg.MinNewTokens {
+				banStops(row, stops)
+			}
+			tok, err := pick(row, out[i].Tokens, cfg, rng)
 			if err != nil {
 				return nil, err
 			}
@@ -199,6 +208,9 @@ func (m *Model) checkGenerate(prompts [][]int, cfg GenerateConfig) error {
 	if cfg.MaxNewTokens <= 0 {
 		errs = append(errs, fmt.Errorf("model: generate: MaxNewTokens = %d, want > 0", cfg.MaxNewTokens))
 	}
+	if cfg.MinNewTokens < 0 || cfg.MinNewTokens > cfg.MaxNewTokens {
+		errs = append(errs, fmt.Errorf("model: generate: MinNewTokens = %d, want 0…MaxNewTokens (%d)", cfg.MinNewTokens, cfg.MaxNewTokens))
+	}
 	if cfg.NumGenerations < 0 || cfg.TopK < 0 || cfg.TopP < 0 || cfg.TopP > 1 || cfg.Temperature < 0 {
 		errs = append(errs, fmt.Errorf("model: generate: bad sampling settings (NumGenerations %d, TopK %d, TopP %g, Temperature %g)",
 			cfg.NumGenerations, cfg.TopK, cfg.TopP, cfg.Temperature))
@@ -222,6 +234,17 @@ func (m *Model) checkGenerate(prompts [][]int, cfg GenerateConfig) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// banStops sets the logits of the stop ids to −∞ (HF's
+// MinNewTokensLengthLogitsProcessor), so that neither greedy choice nor
+// sampling picks them.
+func banStops(logits []float32, stops []int) {
+	for _, id := range stops {
+		if id >= 0 && id < len(logits) {
+			logits[id] = float32(math.Inf(-1))
+		}
+	}
 }
 
 // prefillGraph runs the prompts [P, Tp] and returns the last position's

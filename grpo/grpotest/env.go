@@ -29,7 +29,7 @@ var probeMoves = []string{
 //
 //   - Episode(i) succeeds and returns a non-nil Episode, for small and
 //     large i;
-//   - Observe gives a prompt (Prompt or Messages) and does not change the
+//   - Observe gives a prompt (Prompt, Messages or PromptIDs) and does not change the
 //     episode (two calls are equal);
 //   - Step accepts any text (empty, garbage, long, invalid UTF-8) without
 //     panicking and without an error;
@@ -96,8 +96,8 @@ func playEpisode(env grpo.Env, i int, moves []string, shift int) (tr transcript,
 	}
 	for turn := 0; turn < MaxTurns; turn++ {
 		obs := ep.Observe()
-		if obs.Prompt == "" && len(obs.Messages) == 0 {
-			errs = append(errs, fmt.Errorf("turn %d: Observe returned neither Prompt nor Messages", turn))
+		if obs.Prompt == "" && len(obs.Messages) == 0 && len(obs.PromptIDs) == 0 {
+			errs = append(errs, fmt.Errorf("turn %d: Observe returned neither Prompt nor Messages nor PromptIDs", turn))
 		}
 		if again := ep.Observe(); !reflect.DeepEqual(obs, again) {
 			errs = append(errs, fmt.Errorf("turn %d: two Observe calls differ (Observe must not change the episode)", turn))

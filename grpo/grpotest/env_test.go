@@ -66,7 +66,7 @@ func TestTestEnv(t *testing.T) {
 		{"panics", &echoEnv{panics: true}, []string{"panic: cannot parse"}},
 		{"observe mutates", &echoEnv{mutates: true}, []string{"two Observe calls differ"}},
 		{"step fails", &echoEnv{fails: true}, []string{"a bad move must be scored, not failed: empty move"}},
-		{"no prompt", &echoEnv{empty: true}, []string{"Observe returned neither Prompt nor Messages"}},
+		{"no prompt", &echoEnv{empty: true}, []string{"Observe returned neither Prompt nor Messages nor PromptIDs"}},
 		{"two flaws", &echoEnv{panics: true, empty: true}, []string{"panic: cannot parse", "neither Prompt nor Messages"}},
 	}
 	for _, tc := range tests {
