@@ -147,12 +147,28 @@ func (p *LMPolicy) ReferenceContext() (*mlctx.Context, error) {
 
 // Save writes the PEFT adapter (adapter_config.json and
 // adapter_model.safetensors) or, for full fine-tuning, the model in Hugging
-// Face layout, to dir.
+// Face layout (config.json, model.safetensors) to dir, together with what
+// it takes to run it alone: the tokenizer's files (tokenizer.json,
+// tokenizer_config.json, generation_config.json; see
+// tokenizer.Pretrained.WriteFiles) and, when the policy generates under a
+// constraint, constraint.json (model.SaveConstraint), which
+// model.LoadConstraint and grpokit generate apply again.
 func (p *LMPolicy) Save(dir string) error {
+	var err error
 	if p.adapter != nil {
-		return p.adapter.Save(dir)
+		err = p.adapter.Save(dir)
+	} else {
+		err = p.model.Save(dir)
 	}
-	return p.model.Save(dir)
+	if err != nil {
+		return err
+	}
+	if p.tok != nil {
+		if err := p.tok.WriteFiles(dir); err != nil {
+			return fmt.Errorf("grpo: save: %w", err)
+		}
+	}
+	return model.SaveConstraint(dir, p.opts.Constraint)
 }
 
 // PromptIDs returns the tokens of an example's prompt: its PromptIDs as

@@ -26,6 +26,8 @@ type Pretrained struct {
 	BOSToken, EOSToken, PADToken string
 	// Templates holds the chat templates by name; the main one is "default".
 	Templates map[string]*ChatTemplate
+
+	files map[string][]byte // the files LoadDir read, for WriteFiles
 }
 
 // LoadDir reads tokenizer.json, tokenizer_config.json (optional) and
@@ -46,6 +48,9 @@ func LoadDir(dir string) (*Pretrained, error) {
 			}
 			p.Templates["default"] = ct
 		}
+	}
+	if p.files, err = readSources(dir); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
