@@ -14,30 +14,43 @@ const AdvantageEps = 1e-4
 type Advantages struct {
 	// Values[i] is row i's advantage.
 	Values []float64
-	// GroupMean[i] and GroupStd[i] are the mean and unbiased standard
-	// deviation of row i's group.
+	// Rewards[i] is row i's aggregated reward R (the weighted sum of the
+	// rewards, or of their group-normalized values for NormalizeThenSum).
+	Rewards []float64
+	// GroupMean[i] is the baseline subtracted from R (the mean of R over
+	// row i's group, or over the batch for NormalizeThenSum); GroupStd[i] is
+	// the unbiased standard deviation of the weighted reward sum over row
+	// i's group.
 	GroupMean, GroupStd []float64
-	// ZeroStd[k] says whether group k's rewards all tie (std ≈ 0).
+	// Std[i] is the σ row i was divided by (TRL's std_rewards; for
+	// ScaleNone the group σ, logged only).
+	Std []float64
+	// ZeroStd[k] says whether group k's weighted rewards all tie (std ≈ 0):
+	// the group carries no learning signal.
 	ZeroStd []bool
 }
 
-// FracZeroStd returns the fraction of groups whose rewards all tie (TRL's
-// frac_reward_zero_std).
+// FracZeroStd returns the fraction of rows whose σ (Std) is close to 0, as
+// TRL 1.10 logs frac_reward_zero_std; with group scaling that is the
+// fraction of groups whose rewards all tie.
 func (a Advantages) FracZeroStd() float64 {
-	if len(a.ZeroStd) == 0 {
+	if len(a.Std) == 0 {
 		return 0
 	}
 	n := 0
-	for _, z := range a.ZeroStd {
-		if z {
+	for _, s := range a.Std {
+		if isZeroStd(s) {
 			n++
 		}
 	}
-	return float64(n) / float64(len(a.ZeroStd))
+	return float64(n) / float64(len(a.Std))
 }
 
-// GroupAdvantages computes advantages for rewards laid out in groups of g
-// consecutive rows (p0,p0,…,p1,p1,…, TRL's RepeatSampler order):
+// isZeroStd is torch.isclose(std, 0): |std| ≤ 1e-8.
+func isZeroStd(s float64) bool { return math.Abs(s) <= 1e-8 }
+
+// GroupAdvantages computes advantages for one reward laid out in groups of
+// g consecutive rows (p0,p0,…,p1,p1,…, TRL's RepeatSampler order):
 //
 //	A_i = (r_i − mean_group(r)) / (std + AdvantageEps)
 //
@@ -46,43 +59,101 @@ func (a Advantages) FracZeroStd() float64 {
 // r_i − mean_group(r). It returns an error when g < 2 or len(rewards) is not
 // a multiple of g.
 func GroupAdvantages(rewards []float64, g int, scale ScaleRewards) (Advantages, error) {
+	scores := make([][]float64, len(rewards))
+	for i, r := range rewards {
+		scores[i] = []float64{r}
+	}
+	return RewardAdvantages(scores, []float64{1}, g, scale, SumThenNormalize)
+}
+
+// RewardAdvantages computes TRL 1.10's advantages from several rewards:
+// scores[i][k] is reward k of row i, weights[k] its weight, rows in groups
+// of g. SumThenNormalize sums the weighted rewards into R and applies
+// GroupAdvantages' formula to R (the baseline is always the group mean;
+// ScaleBatch divides by the std of all R). NormalizeThenSum (GDPO) first
+// normalizes each reward within its group, (r − mean)/(std + 1e-4), sums
+// them with the weights into R, then A = (R − mean(R))/(std(R) + 1e-4) over
+// the batch; scale plays no role there. Every std is the unbiased one.
+func RewardAdvantages(scores [][]float64, weights []float64, g int, scale ScaleRewards, agg Aggregation) (Advantages, error) {
 	if g < 2 {
 		return Advantages{}, fmt.Errorf("grpo: advantages: group size %d; it must be at least 2", g)
 	}
-	if len(rewards)%g != 0 {
-		return Advantages{}, fmt.Errorf("grpo: advantages: %d rewards is not a multiple of the group size %d", len(rewards), g)
+	n := len(scores)
+	if n%g != 0 {
+		return Advantages{}, fmt.Errorf("grpo: advantages: %d rewards is not a multiple of the group size %d", n, g)
 	}
-	n := len(rewards)
+	for i, row := range scores {
+		if len(row) != len(weights) {
+			return Advantages{}, fmt.Errorf("grpo: advantages: row %d has %d rewards for %d weights", i, len(row), len(weights))
+		}
+	}
+	switch scale {
+	case ScaleGroup, ScaleBatch, ScaleNone:
+	default:
+		return Advantages{}, fmt.Errorf("grpo: advantages: unknown ScaleRewards %q", scale)
+	}
 	a := Advantages{
 		Values:    make([]float64, n),
+		Rewards:   make([]float64, n),
 		GroupMean: make([]float64, n),
 		GroupStd:  make([]float64, n),
+		Std:       make([]float64, n),
 		ZeroStd:   make([]bool, n/g),
 	}
+	sum := make([]float64, n) // weighted sum of the raw rewards
+	for i, row := range scores {
+		for k, r := range row {
+			sum[i] += weights[k] * r
+		}
+	}
 	for k := 0; k < n/g; k++ {
-		mean, std := meanStdUnbiased(rewards[k*g : (k+1)*g])
+		_, std := meanStdUnbiased(sum[k*g : (k+1)*g])
 		for i := k * g; i < (k+1)*g; i++ {
-			a.GroupMean[i], a.GroupStd[i] = mean, std
+			a.GroupStd[i] = std
 		}
-		// torch.isclose(std, 0): |std| ≤ 1e-8.
-		a.ZeroStd[k] = std <= 1e-8
+		a.ZeroStd[k] = isZeroStd(std)
 	}
-	var batchStd float64
-	if scale == ScaleBatch {
-		_, batchStd = meanStdUnbiased(rewards)
-	}
-	for i, r := range rewards {
-		v := r - a.GroupMean[i]
-		switch scale {
-		case ScaleGroup:
-			v /= a.GroupStd[i] + AdvantageEps
-		case ScaleBatch:
-			v /= batchStd + AdvantageEps
-		case ScaleNone:
-		default:
-			return Advantages{}, fmt.Errorf("grpo: advantages: unknown ScaleRewards %q", scale)
+	switch agg {
+	case SumThenNormalize:
+		copy(a.Rewards, sum)
+		var batchStd float64
+		if scale == ScaleBatch {
+			_, batchStd = meanStdUnbiased(sum)
 		}
-		a.Values[i] = v
+		for k := 0; k < n/g; k++ {
+			mean, _ := meanStdUnbiased(sum[k*g : (k+1)*g])
+			for i := k * g; i < (k+1)*g; i++ {
+				a.GroupMean[i] = mean
+				a.Std[i] = a.GroupStd[i]
+				if scale == ScaleBatch {
+					a.Std[i] = batchStd
+				}
+				a.Values[i] = sum[i] - mean
+				if scale != ScaleNone {
+					a.Values[i] /= a.Std[i] + AdvantageEps
+				}
+			}
+		}
+	case NormalizeThenSum:
+		col := make([]float64, g)
+		for k := range weights {
+			for grp := 0; grp < n/g; grp++ {
+				for j := range col {
+					col[j] = scores[grp*g+j][k]
+				}
+				mean, std := meanStdUnbiased(col)
+				for j := range col {
+					a.Rewards[grp*g+j] += weights[k] * (col[j] - mean) / (std + AdvantageEps)
+				}
+			}
+		}
+		mean, std := meanStdUnbiased(a.Rewards)
+		for i, r := range a.Rewards {
+			a.GroupMean[i], a.Std[i] = mean, std
+			a.Values[i] = (r - mean) / (std + AdvantageEps)
+		}
+	default:
+		return Advantages{}, fmt.Errorf("grpo: advantages: unknown multi_objective_aggregation %q", agg)
 	}
 	return a, nil
 }

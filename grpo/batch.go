@@ -35,8 +35,13 @@ type microBatch struct {
 	LossMask []float32
 	Weights  []float32
 	Adv      []float32
+	EntScale float32   // EntropyBonus's scale (see EntropyScale)
 	Old, Ref []float32 // nil unless needed
 }
+
+// microInputs is the number of training-graph inputs before the optional
+// ones (see microBatch.inputs).
+const microInputs = 6
 
 // bucket rounds n up to a power of two, so that a few graph shapes serve
 // every step; the result is at most limit when limit > 0 and n ≤ limit.
@@ -112,8 +117,10 @@ func (mb *microBatch) tokens() int {
 	return n
 }
 
-// setWeights fills Weights for lossType with step-wide normalizers.
+// setWeights fills Weights and EntScale for lossType with step-wide
+// normalizers.
 func (mb *microBatch) setWeights(lossType LossType, n StepNormalizers) {
+	mb.EntScale = EntropyScale(lossType, n)
 	w := TokenWeights(mb.lossMaskRows(), lossType, n)
 	mb.Weights = make([]float32, 0, mb.B*mb.C)
 	for _, r := range w {
@@ -122,8 +129,8 @@ func (mb *microBatch) setWeights(lossType LossType, n StepNormalizers) {
 }
 
 // inputs returns the graph inputs of the training graph: tokens, mask,
-// loss mask, weights, advantages, then old (when withOld) and ref (when
-// withRef).
+// loss mask, weights, advantages, the entropy-bonus scale, then old (when
+// withOld) and ref (when withRef).
 func (mb *microBatch) inputs(withOld, withRef bool) []any {
 	l := mb.P + mb.C
 	in := []any{
@@ -132,6 +139,7 @@ func (mb *microBatch) inputs(withOld, withRef bool) []any {
 		tensors.FromFlatDataAndDimensions(mb.LossMask, mb.B, mb.C),
 		tensors.FromFlatDataAndDimensions(mb.Weights, mb.B, mb.C),
 		tensors.FromFlatDataAndDimensions(mb.Adv, mb.B),
+		tensors.FromScalar(mb.EntScale),
 	}
 	if withOld {
 		in = append(in, tensors.FromFlatDataAndDimensions(mb.Old, mb.B, mb.C))

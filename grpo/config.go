@@ -1,41 +1,55 @@
 package grpo
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 )
 
-// LossType names how per-token losses are reduced to the scalar loss. The
-// values and their formulas follow TRL v0.21.0's GRPOTrainer._compute_loss;
-// with per-token losses l, completion mask m, N rows and L =
-// MaxCompletionLength:
-//
-//	LossGRPO:   mean over rows of sum_t(l·m) / max(1, sum_t m)
-//	LossBNPO:   sum(l·m) / max(1, sum(m)), per micro-batch
-//	LossDrGRPO: sum(l·m) / (N · L)
-//	LossDAPO:   sum(l·m) / (tokens in the whole accumulated step)
-type LossType string
-
-// The loss types. BNPO and DAPO differ only with gradient accumulation: BNPO
-// normalizes each micro-batch by its own token count, DAPO by the step's.
-const (
-	LossGRPO   LossType = "grpo"
-	LossBNPO   LossType = "bnpo"
-	LossDrGRPO LossType = "dr_grpo"
-	LossDAPO   LossType = "dapo"
-)
-
 // ScaleRewards names how centred rewards are divided to make advantages.
+// In JSON it also accepts TRL's booleans: true is "group", false "none".
 type ScaleRewards string
 
 // The reward scalings: by the standard deviation of the group (TRL's
-// scale_rewards=True, "group"), of the whole batch ("batch") or not at all
-// ("none", recommended by Dr. GRPO).
+// scale_rewards=True, "group"), of the whole batch ("batch", PPO Lite) or
+// not at all ("none", recommended by Dr. GRPO).
 const (
 	ScaleGroup ScaleRewards = "group"
 	ScaleBatch ScaleRewards = "batch"
 	ScaleNone  ScaleRewards = "none"
+)
+
+// UnmarshalJSON accepts "group", "batch", "none", true ("group") and false
+// ("none"), as TRL's GRPOConfig does.
+func (s *ScaleRewards) UnmarshalJSON(data []byte) error {
+	switch string(bytes.TrimSpace(data)) {
+	case "true":
+		*s = ScaleGroup
+		return nil
+	case "false":
+		*s = ScaleNone
+		return nil
+	}
+	var v string
+	if err := json.Unmarshal(data, &v); err != nil {
+		return fmt.Errorf("grpo: scale_rewards: want \"group\", \"batch\", \"none\", true or false, got %s", data)
+	}
+	*s = ScaleRewards(v)
+	return nil
+}
+
+// Aggregation names how several reward functions combine into advantages
+// (TRL's multi_objective_aggregation).
+type Aggregation string
+
+// The aggregations: weighted sum of the rewards, then ScaleRewards
+// (default); or each reward normalized within its group first, then the
+// weighted sum normalized over the batch (GDPO).
+const (
+	SumThenNormalize Aggregation = "sum_then_normalize"
+	NormalizeThenSum Aggregation = "normalize_then_sum"
 )
 
 // Schedule names a learning-rate schedule after the warmup (HF
@@ -94,7 +108,8 @@ type Config struct {
 	// no limit. Default 512. TRL: max_prompt_length.
 	MaxPromptLength int `json:"max_prompt_length"`
 	// MaxCompletionLength is the most tokens generated per completion.
-	// Default 256. TRL: max_completion_length.
+	// Default 512, TRL 1.10's (TRL v0.21.0 and grpokit before it: 256).
+	// TRL 1.10: max_completion_length.
 	MaxCompletionLength int `json:"max_completion_length"`
 	// Temperature divides logits when sampling and when computing log-probs.
 	// Default 1.0; must be > 0. TRL: temperature.
@@ -125,23 +140,71 @@ type Config struct {
 	// Default 0.2. TRL: epsilon.
 	Epsilon float64 `json:"epsilon"`
 	// EpsilonHigh is the upper clip bound (ratios above 1+EpsilonHigh are
-	// clipped); 0 means "same as Epsilon". DAPO recommends 0.28. Default 0.
-	// TRL: epsilon_high.
+	// clipped); 0 means "same as Epsilon" (TRL's None). DAPO recommends
+	// 0.28. With LossCISPO it is the absolute cap of the ratio (ScaleRL
+	// recommends 5.0). Default 0. TRL 1.10: epsilon_high.
 	EpsilonHigh float64 `json:"epsilon_high"`
-	// LossType reduces per-token losses to the loss; see LossType. Default
-	// LossBNPO (TRL v0.21.0's default; later TRL versions default to dapo).
-	// TRL: loss_type.
+	// Delta, when set, caps the ratio of the unclipped branch of the
+	// clipped surrogate (two-sided clipping, INTELLECT-2); it should be
+	// above 1+EpsilonHigh. Default nil (off). TRL 1.10: delta.
+	Delta *float64 `json:"delta"`
+	// LossType picks the policy term and its normalization; see LossType
+	// and LOSSES.md. Default LossDAPO, TRL 1.10's default — this changed:
+	// TRL v0.21.0 (and grpokit before it) defaulted to LossBNPO. TRL 1.10:
+	// loss_type.
 	LossType LossType `json:"loss_type"`
+	// ImportanceSamplingLevel forms the importance weight per token or,
+	// LevelSequence (GSPO), once per completion from its mean log-ratio.
+	// Default LevelToken. TRL 1.10: importance_sampling_level.
+	ImportanceSamplingLevel ImportanceSamplingLevel `json:"importance_sampling_level"`
+	// SAPOTemperaturePos and SAPOTemperatureNeg are LossSAPO's gate
+	// temperatures for A > 0 and A ≤ 0. Defaults 1.0 and 1.05. TRL 1.10:
+	// sapo_temperature_pos, sapo_temperature_neg.
+	SAPOTemperaturePos float64 `json:"sapo_temperature_pos"`
+	SAPOTemperatureNeg float64 `json:"sapo_temperature_neg"`
+	// VESPOKPos, VESPOLambdaPos, VESPOKNeg and VESPOLambdaNeg are LossVESPO's
+	// gamma-weight exponent k and decay λ for A ≥ 0 and A < 0. Defaults 2,
+	// 3, 3, 2. TRL 1.10: vespo_k_pos, vespo_lambda_pos, vespo_k_neg,
+	// vespo_lambda_neg.
+	VESPOKPos      float64 `json:"vespo_k_pos"`
+	VESPOLambdaPos float64 `json:"vespo_lambda_pos"`
+	VESPOKNeg      float64 `json:"vespo_k_neg"`
+	VESPOLambdaNeg float64 `json:"vespo_lambda_neg"`
+	// TopEntropyQuantile ρ keeps the policy term only on the micro-batch's
+	// top-ρ tokens by entropy ("Beyond the 80/20 Rule" recommends 0.2); 1
+	// keeps every token. In [0, 1]. Default 1. TRL 1.10:
+	// top_entropy_quantile.
+	TopEntropyQuantile float64 `json:"top_entropy_quantile"`
+	// OffPolicyMaskThreshold, when set, drops the policy term of
+	// completions with a negative advantage whose mean log(π_old/π) exceeds
+	// it (DeepSeek-V3.2's off-policy sequence mask; e.g. 0.5). Default nil
+	// (off). TRL 1.10: off_policy_mask_threshold.
+	OffPolicyMaskThreshold *float64 `json:"off_policy_mask_threshold"`
+	// UseBiasCorrectionKL multiplies the KL term by the importance weight
+	// (DeepSeek-V3.2). Default false. TRL 1.10: use_bias_correction_kl.
+	UseBiasCorrectionKL bool `json:"use_bias_correction_kl"`
 	// ScaleRewards divides centred rewards by the group's or the batch's
-	// standard deviation (unbiased, plus 1e-4) or by nothing. Default
-	// ScaleGroup. TRL: scale_rewards.
+	// standard deviation (unbiased, plus 1e-4) or by nothing; JSON also
+	// takes TRL's true ("group") and false ("none"). Default ScaleGroup.
+	// TRL 1.10: scale_rewards.
 	ScaleRewards ScaleRewards `json:"scale_rewards"`
+	// MultiObjectiveAggregation combines several rewards: SumThenNormalize
+	// (weighted sum, then ScaleRewards) or NormalizeThenSum (GDPO). Default
+	// SumThenNormalize. TRL 1.10: multi_objective_aggregation.
+	MultiObjectiveAggregation Aggregation `json:"multi_objective_aggregation"`
+	// RewardWeights, when set, gives one weight per reward (in the order
+	// passed to NewTrainer) and replaces their reward.Named weights. Default
+	// nil. TRL 1.10: reward_weights.
+	RewardWeights []float64 `json:"reward_weights"`
 	// NumIterations is μ, the optimizer steps taken on each batch of
 	// rollouts; above 1 the ratio uses the log-probs saved at generation.
 	// Default 1. TRL: num_iterations.
 	NumIterations int `json:"num_iterations"`
 	// EntropyCoef, when > 0, subtracts EntropyCoef × the mean token entropy
-	// from the loss (an entropy bonus; not in TRL). Default 0.
+	// (over the entropy-masked tokens) from the loss, normalized per loss
+	// type as TRL 1.10 does (see EntropyBonus); the step logs policy_loss
+	// and entropy_coef. Default 0. TRL 1.10: entropy_coef (before 1.10
+	// grpokit's own bonus, weighted like the policy tokens).
 	EntropyCoef float64 `json:"entropy_coef"`
 	// DropZeroStdGroups leaves groups whose rewards all tie out of the loss
 	// (their advantages are 0 anyway; this keeps them from diluting the
@@ -207,8 +270,10 @@ type Config struct {
 	MaxTurns int `json:"max_turns"`
 }
 
-// DefaultConfig returns TRL v0.21.0's GRPOConfig defaults, with
-// BatchSize 8 and G 8 (one prompt per step).
+// DefaultConfig returns TRL 1.10's GRPOConfig defaults, with BatchSize 8
+// and G 8 (one prompt per step). Against TRL v0.21.0 (grpokit's earlier
+// defaults) LossType is now LossDAPO (was LossBNPO) and MaxCompletionLength
+// 512 (was 256).
 func DefaultConfig() Config {
 	return Config{
 		NumGenerations:            8,
@@ -216,12 +281,21 @@ func DefaultConfig() Config {
 		GradientAccumulationSteps: 1,
 		ShuffleDataset:            true,
 		MaxPromptLength:           512,
-		MaxCompletionLength:       256,
+		MaxCompletionLength:       512,
 		Temperature:               1.0,
 		TopP:                      1.0,
 		Epsilon:                   0.2,
-		LossType:                  LossBNPO,
+		LossType:                  LossDAPO,
+		ImportanceSamplingLevel:   LevelToken,
+		SAPOTemperaturePos:        1.0,
+		SAPOTemperatureNeg:        1.05,
+		VESPOKPos:                 2,
+		VESPOLambdaPos:            3,
+		VESPOKNeg:                 3,
+		VESPOLambdaNeg:            2,
+		TopEntropyQuantile:        1.0,
 		ScaleRewards:              ScaleGroup,
+		MultiObjectiveAggregation: SumThenNormalize,
 		NumIterations:             1,
 		LearningRate:              1e-6,
 		LRSchedulerType:           ScheduleLinear,
@@ -320,15 +394,57 @@ func (c Config) Validate() error {
 	if !(c.EpsilonHigh >= 0) || !finite(c.EpsilonHigh) {
 		bad("EpsilonHigh", c.EpsilonHigh, "must be a finite number ≥ 0 (0 means same as Epsilon)")
 	}
+	if c.Delta != nil && (!(*c.Delta > 0) || !finite(*c.Delta)) {
+		bad("Delta", *c.Delta, "must be a finite number > 0 (nil disables two-sided clipping)")
+	}
 	switch c.LossType {
-	case LossGRPO, LossBNPO, LossDrGRPO, LossDAPO:
+	case LossGRPO, LossBNPO, LossDrGRPO, LossDAPO, LossCISPO, LossSAPO, LossLUSPO, LossVESPO:
 	default:
-		bad("LossType", fmt.Sprintf("%q", c.LossType), `must be "grpo", "bnpo", "dr_grpo" or "dapo"`)
+		bad("LossType", fmt.Sprintf("%q", c.LossType), `must be "grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo" or "vespo"`)
+	}
+	switch c.ImportanceSamplingLevel {
+	case LevelToken, LevelSequence:
+	default:
+		bad("ImportanceSamplingLevel", fmt.Sprintf("%q", c.ImportanceSamplingLevel), `must be "token" or "sequence"`)
+	}
+	if c.LossType == LossLUSPO && c.ImportanceSamplingLevel != LevelSequence {
+		bad("ImportanceSamplingLevel", fmt.Sprintf("%q", c.ImportanceSamplingLevel), `loss_type "luspo" needs "sequence"`)
+	}
+	if !(c.SAPOTemperaturePos > 0) || !finite(c.SAPOTemperaturePos) {
+		bad("SAPOTemperaturePos", c.SAPOTemperaturePos, "must be a finite number > 0")
+	}
+	if !(c.SAPOTemperatureNeg > 0) || !finite(c.SAPOTemperatureNeg) {
+		bad("SAPOTemperatureNeg", c.SAPOTemperatureNeg, "must be a finite number > 0")
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"VESPOKPos", c.VESPOKPos}, {"VESPOLambdaPos", c.VESPOLambdaPos}, {"VESPOKNeg", c.VESPOKNeg}, {"VESPOLambdaNeg", c.VESPOLambdaNeg}} {
+		if !(f.v >= 0) || !finite(f.v) {
+			bad(f.name, f.v, "must be a finite number ≥ 0")
+		}
+	}
+	if !(c.TopEntropyQuantile >= 0 && c.TopEntropyQuantile <= 1) {
+		bad("TopEntropyQuantile", c.TopEntropyQuantile, "must be in [0, 1] (1 keeps every token)")
+	}
+	if c.OffPolicyMaskThreshold != nil && !finite(*c.OffPolicyMaskThreshold) {
+		bad("OffPolicyMaskThreshold", *c.OffPolicyMaskThreshold, "must be a finite number (nil disables the mask)")
 	}
 	switch c.ScaleRewards {
 	case ScaleGroup, ScaleBatch, ScaleNone:
 	default:
-		bad("ScaleRewards", fmt.Sprintf("%q", c.ScaleRewards), `must be "group", "batch" or "none"`)
+		bad("ScaleRewards", fmt.Sprintf("%q", c.ScaleRewards), `must be "group", "batch" or "none" (or true/false in JSON)`)
+	}
+	switch c.MultiObjectiveAggregation {
+	case SumThenNormalize, NormalizeThenSum:
+	default:
+		bad("MultiObjectiveAggregation", fmt.Sprintf("%q", c.MultiObjectiveAggregation), `must be "sum_then_normalize" or "normalize_then_sum"`)
+	}
+	for i, w := range c.RewardWeights {
+		if !finite(w) {
+			bad("RewardWeights", c.RewardWeights, fmt.Sprintf("weight %d is not a finite number", i))
+			break
+		}
 	}
 	if c.NumIterations < 1 {
 		bad("NumIterations", c.NumIterations, "must be at least 1")

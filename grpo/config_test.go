@@ -1,6 +1,7 @@
 package grpo
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -12,11 +13,17 @@ func TestDefaultConfigValid(t *testing.T) {
 		t.Fatalf("DefaultConfig().Validate() = %v", err)
 	}
 	c := DefaultConfig()
-	// TRL v0.21.0 defaults.
-	if c.NumGenerations != 8 || c.Beta != 0 || c.Epsilon != 0.2 || c.LossType != LossBNPO ||
-		c.ScaleRewards != ScaleGroup || c.LearningRate != 1e-6 || c.MaxCompletionLength != 256 ||
-		c.MaxPromptLength != 512 || c.Temperature != 1 || c.NumIterations != 1 || c.MaxGradNorm != 1 {
-		t.Errorf("DefaultConfig() = %+v differs from TRL v0.21.0", c)
+	// TRL 1.10 defaults (loss_type and max_completion_length changed
+	// since v0.21.0).
+	if c.NumGenerations != 8 || c.Beta != 0 || c.Epsilon != 0.2 || c.LossType != LossDAPO ||
+		c.ScaleRewards != ScaleGroup || c.LearningRate != 1e-6 || c.MaxCompletionLength != 512 ||
+		c.MaxPromptLength != 512 || c.Temperature != 1 || c.NumIterations != 1 || c.MaxGradNorm != 1 ||
+		c.ImportanceSamplingLevel != LevelToken || c.Delta != nil || c.TopEntropyQuantile != 1 ||
+		c.OffPolicyMaskThreshold != nil || c.UseBiasCorrectionKL || c.EntropyCoef != 0 ||
+		c.SAPOTemperaturePos != 1 || c.SAPOTemperatureNeg != 1.05 ||
+		c.VESPOKPos != 2 || c.VESPOLambdaPos != 3 || c.VESPOKNeg != 3 || c.VESPOLambdaNeg != 2 ||
+		c.MultiObjectiveAggregation != SumThenNormalize || c.RewardWeights != nil {
+		t.Errorf("DefaultConfig() = %+v differs from TRL 1.10", c)
 	}
 	if got := c.EffectiveEpsilonHigh(); got != 0.2 {
 		t.Errorf("EffectiveEpsilonHigh = %g, want 0.2", got)
@@ -38,7 +45,17 @@ func TestValidateMessages(t *testing.T) {
 			[]string{"grpo: config: Temperature = 0: must be a finite number > 0"}},
 		{"top p", func(c *Config) { c.TopP = 1.5 }, []string{"grpo: config: TopP = 1.5: must be in (0, 1]"}},
 		{"loss type", func(c *Config) { c.LossType = "ppo" },
-			[]string{`grpo: config: LossType = "ppo": must be "grpo", "bnpo", "dr_grpo" or "dapo"`}},
+			[]string{`grpo: config: LossType = "ppo": must be "grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo" or "vespo"`}},
+		{"luspo needs sequence level", func(c *Config) { c.LossType = LossLUSPO },
+			[]string{`grpo: config: ImportanceSamplingLevel = "token": loss_type "luspo" needs "sequence"`}},
+		{"importance sampling level", func(c *Config) { c.ImportanceSamplingLevel = "row" },
+			[]string{`grpo: config: ImportanceSamplingLevel = "row": must be "token" or "sequence"`}},
+		{"top entropy quantile", func(c *Config) { c.TopEntropyQuantile = 1.2 },
+			[]string{"grpo: config: TopEntropyQuantile = 1.2: must be in [0, 1]"}},
+		{"delta", func(c *Config) { d := -1.0; c.Delta = &d },
+			[]string{"grpo: config: Delta = -1: must be a finite number > 0"}},
+		{"aggregation", func(c *Config) { c.MultiObjectiveAggregation = "sum" },
+			[]string{`grpo: config: MultiObjectiveAggregation = "sum": must be "sum_then_normalize" or "normalize_then_sum"`}},
 		{"scale rewards", func(c *Config) { c.ScaleRewards = "" },
 			[]string{`grpo: config: ScaleRewards = "": must be "group", "batch" or "none"`}},
 		{"epsilon", func(c *Config) { c.Epsilon = 0 }, []string{"grpo: config: Epsilon = 0: must be in (0, 1)"}},
@@ -130,5 +147,37 @@ func TestBucket(t *testing.T) {
 		if got := bucket(tc.n, tc.limit); got != tc.want {
 			t.Errorf("bucket(%d, %d) = %d, want %d", tc.n, tc.limit, got, tc.want)
 		}
+	}
+}
+
+// TestConfigTRLNames decodes a TRL 1.10 GRPOConfig written with TRL's names,
+// including scale_rewards as TRL's booleans.
+func TestConfigTRLNames(t *testing.T) {
+	for _, tc := range []struct {
+		scale string
+		want  ScaleRewards
+	}{{`true`, ScaleGroup}, {`false`, ScaleNone}, {`"batch"`, ScaleBatch}, {`"none"`, ScaleNone}} {
+		c := DefaultConfig()
+		doc := `{"loss_type": "luspo", "importance_sampling_level": "sequence", "delta": 1.5, "epsilon_high": 0.28,
+			"top_entropy_quantile": 0.2, "off_policy_mask_threshold": 0.5, "use_bias_correction_kl": true,
+			"sapo_temperature_pos": 0.9, "vespo_k_neg": 4, "entropy_coef": 0.01, "scale_rewards": ` + tc.scale + `,
+			"multi_objective_aggregation": "normalize_then_sum", "reward_weights": [1, 0.5]}`
+		if err := json.Unmarshal([]byte(doc), &c); err != nil {
+			t.Fatalf("scale_rewards %s: %v", tc.scale, err)
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if c.ScaleRewards != tc.want || c.LossType != LossLUSPO || c.ImportanceSamplingLevel != LevelSequence ||
+			c.Delta == nil || *c.Delta != 1.5 || c.TopEntropyQuantile != 0.2 || c.OffPolicyMaskThreshold == nil ||
+			*c.OffPolicyMaskThreshold != 0.5 || !c.UseBiasCorrectionKL || c.SAPOTemperaturePos != 0.9 ||
+			c.VESPOKNeg != 4 || c.EntropyCoef != 0.01 || c.MultiObjectiveAggregation != NormalizeThenSum ||
+			len(c.RewardWeights) != 2 {
+			t.Errorf("scale_rewards %s: decoded %+v", tc.scale, c)
+		}
+	}
+	var c Config
+	if err := json.Unmarshal([]byte(`{"scale_rewards": 1}`), &c); err == nil || !strings.Contains(err.Error(), "scale_rewards") {
+		t.Errorf("scale_rewards 1: err = %v, want a scale_rewards error", err)
 	}
 }

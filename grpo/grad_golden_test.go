@@ -82,9 +82,9 @@ func TestLoRAGradientsGolden(t *testing.T) {
 					ref, _ := policyLogProbs(ctx, pol, in[0], in[1], c, g.Temperature, true, nil)
 					old := StopGradient(logp)
 					if variant == "offpolicy" {
-						old = in[5]
+						old = in[microInputs]
 					}
-					terms := TokenLoss(logp, old, StopGradient(ref), in[4], nil, spec)
+					terms := TokenLoss(LossInputs{LogP: logp, Old: old, Ref: StopGradient(ref), Adv: in[4]}, spec)
 					loss := WeightedLoss(terms.PerToken, in[3])
 					values := make([]*Node, len(vars))
 					for i, v := range vars {

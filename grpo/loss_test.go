@@ -32,7 +32,7 @@ func TestLossGolden(t *testing.T) {
 	norm := StepNormalizers{Rows: rows, Tokens: tokens, MicroBatch: 1, MaxCompletionLength: g.MaxCompletionLength}
 
 	exec, err := graph.NewExec(b, func(logp, old, ref, adv, w *graph.Node) []*graph.Node {
-		terms := TokenLoss(logp, old, ref, adv, nil, spec)
+		terms := TokenLoss(LossInputs{LogP: logp, Old: old, Ref: ref, Adv: adv}, spec)
 		return []*graph.Node{terms.PerToken, terms.Ratio, terms.KL, WeightedLoss(terms.PerToken, w)}
 	})
 	if err != nil {

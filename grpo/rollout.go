@@ -171,11 +171,7 @@ func (t *Trainer) makeRollouts(ctx context.Context, src source, k int) (*rollout
 		return nil, err
 	}
 	g := t.cfg.NumGenerations
-	totals := make([]float64, len(rows))
-	for i, r := range rows {
-		totals[i] = r.Reward
-	}
-	adv, err := GroupAdvantages(totals, g, t.cfg.ScaleRewards)
+	adv, err := t.advantages(rows)
 	if err != nil {
 		return nil, err
 	}
@@ -195,6 +191,9 @@ func (t *Trainer) makeRollouts(ctx context.Context, src source, k int) (*rollout
 		buf.Micro = append(buf.Micro, packRows(part, bs, t.cfg.MaxPromptLength, t.cfg.MaxCompletionLength, t.cfg.MaskTruncatedCompletions))
 	}
 	norm := StepNormalizers{Rows: lossRows, MicroBatch: len(buf.Micro), MaxCompletionLength: t.cfg.MaxCompletionLength}
+	for _, r := range rows {
+		norm.Columns = max(norm.Columns, len(r.IDs)) // TRL pads to the longest completion
+	}
 	for _, mb := range buf.Micro {
 		norm.Tokens += mb.tokens()
 	}
@@ -214,6 +213,20 @@ func (t *Trainer) makeRollouts(ctx context.Context, src source, k int) (*rollout
 	}
 	buf.Metrics["_timing/logprobs"] = time.Since(start).Seconds()
 	return buf, nil
+}
+
+// advantages computes the advantages of rows (in groups of G) from their
+// per-reward scores, with the trainer's reward weights.
+func (t *Trainer) advantages(rows []*row) (Advantages, error) {
+	scores := make([][]float64, len(rows))
+	for i, r := range rows {
+		scores[i] = r.Rewards
+	}
+	weights := make([]float64, len(t.rewards))
+	for i, r := range t.rewards {
+		weights[i] = r.Weight
+	}
+	return RewardAdvantages(scores, weights, t.cfg.NumGenerations, t.cfg.ScaleRewards, t.cfg.MultiObjectiveAggregation)
 }
 
 // logProbs runs a log-probs graph on a micro-batch.
@@ -258,13 +271,9 @@ func rolloutMetrics(t *Trainer, rows []*row, adv Advantages, tally rewardTally) 
 			m["rewards/"+nr.Name+"/failures"] = float64(tally.failures[ri])
 		}
 	}
-	mean, _ := meanStdUnbiased(totals)
+	mean, std := meanStdUnbiased(totals)
 	m["reward"] = mean
-	var stdSum float64
-	for i := 0; i < len(rows); i += t.cfg.NumGenerations {
-		stdSum += adv.GroupStd[i]
-	}
-	m["reward_std"] = stdSum / float64(max(1, len(adv.ZeroStd)))
+	m["reward_std"] = std // TRL 1.10: over all rows (v0.21.0: mean of the group stds)
 	m["frac_reward_zero_std"] = adv.FracZeroStd()
 	m["completions/mean_length"] = sumLen / n
 	m["completions/min_length"] = minLen

@@ -13,14 +13,23 @@ import (
 // accScope is where gradients are accumulated between micro-batches.
 const accScope = "/grpo/acc_grads"
 
-// Indices of the statistics the training graph returns (one vector).
+// Indices of the statistics the training graph returns (one vector). Most
+// are sums over the micro-batch that the trainer adds up over a step;
+// statLowMin and statHighMax are a minimum and a maximum over rows.
 const (
-	statKL = iota
-	statLowClip
-	statHighClip
-	statRegionClip
-	statEntropy
-	statTokens
+	statKL         = iota // Σ m·KL
+	statLowClip           // Σ m·low (token level) or Σ rows·low (sequence level)
+	statHighClip          // same for high
+	statRegionClip        // same for low or high
+	statClipCount         // the denominator of the three above: Σ m or rows
+	statEntropy           // Σ m·H
+	statTokens            // Σ m
+	statLowMin            // min over rows of the row's low-clip mean (2 for none)
+	statHighMax           // max over rows of the row's high-clip mean (−1 for none)
+	statCISPOClip         // Σ m·[w > ε_high and A > 0]
+	statPhi               // Σ rows·φ (vespo)
+	statRows              // rows with a token in the loss
+	statPolicyLoss        // the loss before the entropy bonus
 	numStats
 )
 
@@ -86,31 +95,73 @@ func (t *Trainer) logProbsGraph(reference bool) func(ctx *mlctx.Context, in []*N
 }
 
 // lossGraph builds the loss of one micro-batch from the training graph's
-// inputs (see microBatch.inputs) and returns it with the statistics vector.
-func (t *Trainer) lossGraph(ctx *mlctx.Context, in []*Node) (loss, stats *Node) {
-	tokens, mask, lossMask, weights, adv := in[0], in[1], in[2], in[3], in[4]
-	next := 5
+// inputs (see microBatch.inputs) and returns it with the statistics vector
+// and the per-token terms.
+func (t *Trainer) lossGraph(ctx *mlctx.Context, in []*Node) (loss, stats *Node, terms LossTerms) {
+	tokens, mask, lossMask, weights, adv, entScale := in[0], in[1], in[2], in[3], in[4], in[5]
 	c := lossMask.Shape().Dim(1)
-	old, ref, allowed := t.extraInputs(in[next:])
+	old, ref, allowed := t.extraInputs(in[microInputs:])
 	logp, entropy := policyLogProbs(ctx, t.policy, tokens, mask, c, t.cfg.Temperature, false, allowed)
-	if old == nil {
-		old = StopGradient(logp) // num_iterations = 1: the ratio is exactly 1
+	spec := t.cfg.lossSpec()
+	if spec.EntropyCoef == 0 {
+		entropy = StopGradient(entropy) // TRL computes entropies with grad only for the bonus
 	}
-	terms := TokenLoss(logp, old, ref, adv, entropy, t.cfg.lossSpec())
-	loss = WeightedLoss(terms.PerToken, weights)
+	li := LossInputs{LogP: logp, Old: old, Ref: ref, Adv: adv, Mask: lossMask, Entropy: entropy}
+	if t.injectEntropyMask != nil {
+		li.entropyMask = t.injectEntropyMask(in)
+	}
+	terms = TokenLoss(li, spec)
+	policyLoss := WeightedLoss(terms.PerToken, weights)
+	loss = policyLoss
+	if spec.EntropyCoef != 0 {
+		loss = Sub(loss, MulScalar(EntropyBonus(entropy, lossMask, terms.EntropyMask, entScale, spec.LossType), spec.EntropyCoef))
+	}
+	return loss, lossStats(terms, entropy, lossMask, policyLoss), terms
+}
 
+// lossStats gathers the statistics vector (see statKL) of one micro-batch.
+func lossStats(terms LossTerms, entropy, lossMask, policyLoss *Node) *Node {
+	g := lossMask.Graph()
+	zero := ScalarZero(g, dtypes.Float32)
+	rowTokens := ReduceSum(lossMask, -1) // [B]
+	hasRow := ConvertDType(GreaterThan(rowTokens, ZerosLike(rowTokens)), dtypes.Float32)
+	rowMask := ExpandAxes(hasRow, -1) // [B, 1]
 	masked := func(x *Node) *Node {
 		if x == nil {
-			return ScalarZero(lossMask.Graph(), dtypes.Float32)
+			return zero
 		}
-		return ReduceAllSum(Mul(StopGradient(x), lossMask))
+		x = StopGradient(x)
+		if x.Shape().Dim(1) == 1 {
+			return ReduceAllSum(Mul(x, rowMask))
+		}
+		return ReduceAllSum(Mul(x, lossMask))
 	}
-	region := Max(terms.LowClipped, terms.HighClipped)
-	stats = Stack([]*Node{
-		masked(terms.KL), masked(terms.LowClipped), masked(terms.HighClipped),
-		masked(region), masked(entropy), ReduceAllSum(lossMask),
+	// rowMean is each row's masked mean of a [B, C] or [B, 1] flag.
+	rowMean := func(x *Node) *Node {
+		if x.Shape().Dim(1) == 1 {
+			return Reshape(x, x.Shape().Dim(0))
+		}
+		return Div(ReduceSum(Mul(x, lossMask), -1), MaxScalar(rowTokens, 1.0))
+	}
+	low, high, region, clipCount := zero, zero, zero, zero
+	lowMin, highMax := Scalar(g, dtypes.Float32, 2.0), Scalar(g, dtypes.Float32, -1.0)
+	if terms.LowClipped != nil {
+		r := Max(terms.LowClipped, terms.HighClipped)
+		low, high, region = masked(terms.LowClipped), masked(terms.HighClipped), masked(r)
+		if terms.LowClipped.Shape().Dim(1) == 1 {
+			clipCount = ReduceAllSum(hasRow)
+		} else {
+			clipCount = ReduceAllSum(lossMask)
+		}
+		isRow := GreaterThan(hasRow, ZerosLike(hasRow))
+		lowMin = ReduceAllMin(Where(isRow, rowMean(terms.LowClipped), AddScalar(ZerosLike(hasRow), 2.0)))
+		highMax = ReduceAllMax(Where(isRow, rowMean(terms.HighClipped), AddScalar(ZerosLike(hasRow), -1.0)))
+	}
+	return Stack([]*Node{
+		masked(terms.KL), low, high, region, clipCount,
+		masked(entropy), ReduceAllSum(lossMask), lowMin, highMax,
+		masked(terms.CISPOClipped), masked(terms.Phi), ReduceAllSum(hasRow), StopGradient(policyLoss),
 	}, 0)
-	return loss, stats
 }
 
 // extraInputs splits the training graph's optional inputs (see
@@ -139,7 +190,7 @@ func (t *Trainer) trainGraph(accumulate, apply bool) func(ctx *mlctx.Context, in
 		ctx = ctx.Checked(false)
 		g := in[0].Graph()
 		ctx.SetTraining(g, true)
-		loss, stats := t.lossGraph(ctx, in)
+		loss, stats, _ := t.lossGraph(ctx, in)
 
 		var vars []*mlctx.Variable
 		var values []*Node

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
@@ -42,6 +43,10 @@ type Trainer struct {
 	// micro-batches of a step (accumulate), its last one (final).
 	fusedExec, accumExec, finalExec *mlctx.Exec
 	oldExec, refExec                *mlctx.Exec
+
+	// injectEntropyMask, when set (tests only), gives the entropy mask
+	// from the training graph's inputs instead of computing it.
+	injectEntropyMask func(in []*graph.Node) *graph.Node
 
 	// ownVars are the context's variables when the trainer was made; any
 	// other variable (optimizer state) belongs to the trainer.
@@ -79,6 +84,9 @@ func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, e
 			errs = append(errs, fmt.Errorf("grpo: NewTrainer: reward %d (%q) has a nil Scorer", i, r.Name))
 		}
 	}
+	if w := cfg.RewardWeights; w != nil && len(w) != len(rewards) {
+		errs = append(errs, fmt.Errorf("grpo: NewTrainer: Config.RewardWeights has %d weights for %d rewards", len(w), len(rewards)))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -107,6 +115,9 @@ func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, e
 		constraint: constraintOf(policy),
 		ownVars:    map[*mlctx.Variable]bool{},
 		permEpoch:  -1,
+	}
+	for i, w := range cfg.RewardWeights {
+		t.rewards[i].Weight = w // TRL's reward_weights replace the Named weights
 	}
 	t.eval = &reward.Evaluator{Rewards: t.rewards}
 	ctx := policy.Context()
@@ -265,8 +276,7 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 	}
 	trainStart := time.Now()
 	var loss float64
-	var stats [numStats]float64
-	lowMin, highMax := 1.0, 0.0
+	stats := newStepStats()
 	var gradNorm float64
 	for j, mb := range t.buf.Micro {
 		exec := t.accumExec
@@ -281,14 +291,7 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 			return nil, nil, fmt.Errorf("grpo: step %d: %w", t.step+1, err)
 		}
 		loss += float64(tensors.ToScalar[float32](outs[0]))
-		s := tensors.MustCopyFlatData[float32](outs[1])
-		for i := range stats {
-			stats[i] += float64(s[i])
-		}
-		if tok := float64(s[statTokens]); tok > 0 {
-			lowMin = min(lowMin, float64(s[statLowClip])/tok)
-			highMax = max(highMax, float64(s[statHighClip])/tok)
-		}
+		stats.add(tensors.MustCopyFlatData[float32](outs[1]))
 		if len(outs) > 2 {
 			gradNorm = float64(tensors.ToScalar[float32](outs[2]))
 		}
@@ -309,16 +312,7 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 	m["loss"] = loss
 	m["learning_rate"] = lr
 	m["grad_norm"] = gradNorm
-	tok := max(1, stats[statTokens])
-	if t.withRef() {
-		m["kl"] = stats[statKL] / tok
-	}
-	m["entropy"] = stats[statEntropy] / tok
-	m["clip_ratio/low_mean"] = stats[statLowClip] / tok
-	m["clip_ratio/low_min"] = lowMin
-	m["clip_ratio/high_mean"] = stats[statHighClip] / tok
-	m["clip_ratio/high_max"] = highMax
-	m["clip_ratio/region_mean"] = stats[statRegionClip] / tok
+	stats.metrics(m, t.cfg)
 	m["num_tokens"] = t.numTokens
 	m["step_time"] = stepTime.Seconds()
 	m["generate_time"] = genTime.Seconds()

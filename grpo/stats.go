@@ -1,0 +1,60 @@
+package grpo
+
+// stepStats accumulates the training graph's statistics vectors (see
+// statKL) over the micro-batches of one optimizer step.
+type stepStats [numStats]float64
+
+// newStepStats returns empty statistics.
+func newStepStats() *stepStats {
+	var s stepStats
+	s[statLowMin], s[statHighMax] = 2, -1
+	return &s
+}
+
+// add folds one micro-batch's vector in: sums, except the row minimum and
+// maximum.
+func (s *stepStats) add(v []float32) {
+	for i := range s {
+		x := float64(v[i])
+		switch i {
+		case statLowMin:
+			s[i] = min(s[i], x)
+		case statHighMax:
+			s[i] = max(s[i], x)
+		default:
+			s[i] += x
+		}
+	}
+}
+
+// metrics writes the loss metrics TRL 1.10 logs for cfg's loss type into m:
+// kl (Beta ≠ 0), entropy, the clip ratios (clipped loss types),
+// cispo_clip_ratio, vespo/phi_seq_mean, and policy_loss with entropy_coef
+// when the entropy bonus is on.
+func (s *stepStats) metrics(m Metrics, cfg Config) {
+	tok := max(1, s[statTokens])
+	if cfg.Beta != 0 {
+		m["kl"] = s[statKL] / tok
+	}
+	m["entropy"] = s[statEntropy] / tok
+	switch {
+	case cfg.LossType.clipped():
+		n := max(1, s[statClipCount])
+		m["clip_ratio/low_mean"] = s[statLowClip] / n
+		m["clip_ratio/high_mean"] = s[statHighClip] / n
+		m["clip_ratio/region_mean"] = s[statRegionClip] / n
+		m["clip_ratio/low_min"] = 0
+		if s[statLowMin] <= 1 {
+			m["clip_ratio/low_min"] = s[statLowMin]
+		}
+		m["clip_ratio/high_max"] = max(0, s[statHighMax])
+	case cfg.LossType == LossCISPO:
+		m["cispo_clip_ratio"] = s[statCISPOClip] / tok
+	case cfg.LossType == LossVESPO:
+		m["vespo/phi_seq_mean"] = s[statPhi] / max(1, s[statRows])
+	}
+	if cfg.EntropyCoef != 0 {
+		m["policy_loss"] = s[statPolicyLoss]
+		m["entropy_coef"] = cfg.EntropyCoef
+	}
+}
