@@ -1,17 +1,26 @@
 package grpo
 
 import (
+	"crypto/rand"
 	"encoding/gob"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 )
@@ -32,14 +41,35 @@ const (
 	variablesFile    = "variables.gob"
 	rolloutsFile     = "rollouts.gob"
 	policyDir        = "policy"
+	// Prefixes of the folders of a checkpoint being written and of one a
+	// re-save moved aside; both end in -<step>-<pid>.
+	tmpPrefix   = ".tmp-" + checkpointPrefix
+	asidePrefix = ".old-" + checkpointPrefix
 )
+
+// ErrNoCheckpoint is wrapped by LatestCheckpoint's error when the output
+// folder holds no checkpoint at all (not even a broken one): a first run.
+var ErrNoCheckpoint = errors.New("no checkpoint")
 
 // trainerState is trainer_state.json.
 type trainerState struct {
 	Format    int     `json:"format"`
 	Step      int     `json:"step"`
 	NumTokens float64 `json:"num_tokens"`
-	Config    Config  `json:"config"`
+	// RunID names the run that wrote the checkpoint (kept across resumes),
+	// so that pruning never counts another run's checkpoints.
+	RunID  string `json:"run_id,omitempty"`
+	Config Config `json:"config"`
+}
+
+// saveHook, when set (by tests only), is called at each stage of a
+// checkpoint write: "files", "manifest", "aside", "renamed".
+var saveHook func(stage string)
+
+func hook(stage string) {
+	if saveHook != nil {
+		saveHook(stage)
+	}
 }
 
 // Save writes a checkpoint of the trainer to outputDir/checkpoint-<step>
@@ -47,15 +77,24 @@ type trainerState struct {
 // optimizer state (AdamW moments, step count, learning rate), the RNG
 // state, the data cursor (the step), the config and, between the
 // NumIterations steps that share rollouts, those rollouts: Resume from it
-// continues exactly as the run that wrote it would have. It is written in a
-// temporary directory then renamed, so a crash never leaves a partial
-// checkpoint-<step>.
+// continues exactly as the run that wrote it would have.
+//
+// The files are written and synced in a temporary folder, then
+// manifest.json (every file with its size and SHA-256) is written last and
+// the folder renamed into place, so a crash never leaves a checkpoint that
+// counts as complete but is not. Saving a step that already has a
+// checkpoint moves the old one aside, renames the new one in, then deletes
+// the old one: at every moment one complete copy can be found (see
+// LatestCheckpoint). Save refuses to write weights that are NaN or ±Inf.
+// After saving, checkpoints of this run beyond Config.SaveTotalLimit are
+// deleted, oldest first, never the one just written.
 func (t *Trainer) Save(outputDir string) (string, error) {
-	final := filepath.Join(outputDir, fmt.Sprintf("%s%d", checkpointPrefix, t.step))
-	tmp := filepath.Join(outputDir, fmt.Sprintf(".tmp-%s%d-%d", checkpointPrefix, t.step, os.Getpid()))
+	name := fmt.Sprintf("%s%d", checkpointPrefix, t.step)
+	final := filepath.Join(outputDir, name)
 	if err := os.MkdirAll(outputDir, 0o755); err != nil {
 		return "", fmt.Errorf("grpo: save: %w", err)
 	}
+	tmp := filepath.Join(outputDir, fmt.Sprintf(".tmp-%s-%d", name, os.Getpid()))
 	_ = os.RemoveAll(tmp)
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		return "", fmt.Errorf("grpo: save: %w", err)
@@ -64,7 +103,10 @@ func (t *Trainer) Save(outputDir string) (string, error) {
 		_ = os.RemoveAll(tmp)
 		return "", fmt.Errorf("grpo: save %s: %w", final, err)
 	}
-	state, err := json.MarshalIndent(trainerState{Format: 1, Step: t.step, NumTokens: t.numTokens, Config: t.cfg}, "", "  ")
+	if err := t.checkFiniteWeights(); err != nil {
+		return fail(err)
+	}
+	state, err := json.MarshalIndent(trainerState{Format: 1, Step: t.step, NumTokens: t.numTokens, RunID: t.runID(), Config: t.cfg}, "", "  ")
 	if err != nil {
 		return fail(err)
 	}
@@ -84,70 +126,241 @@ func (t *Trainer) Save(outputDir string) (string, error) {
 			return fail(err)
 		}
 	}
-	if err := os.RemoveAll(final); err != nil {
+	hook("files")
+	if err := writeManifest(tmp); err != nil {
 		return fail(err)
 	}
-	if err := os.Rename(tmp, final); err != nil {
+	hook("manifest")
+	if err := swapIn(outputDir, name, tmp); err != nil {
 		return fail(err)
 	}
-	syncDir(outputDir)
-	if err := pruneCheckpoints(outputDir, t.cfg.SaveTotalLimit); err != nil {
+	t.rel.lastSave = time.Now()
+	if err := pruneCheckpoints(outputDir, t.cfg.SaveTotalLimit, t.runID(), final); err != nil {
 		return final, err
 	}
 	return final, nil
 }
 
-// checkpoints returns the complete checkpoint-<step> directories of
-// outputDir, oldest first.
-func checkpoints(outputDir string) ([]string, error) {
+// swapIn renames the complete folder tmp to outputDir/name. An existing
+// folder of that name is first renamed aside and deleted only once the new
+// one is in place.
+func swapIn(outputDir, name, tmp string) error {
+	final := filepath.Join(outputDir, name)
+	if _, err := os.Lstat(final); errors.Is(err, fs.ErrNotExist) {
+		if err := os.Rename(tmp, final); err != nil {
+			return err
+		}
+		syncDir(outputDir)
+		hook("renamed")
+		return nil
+	}
+	aside := filepath.Join(outputDir, fmt.Sprintf(".old-%s-%d", name, os.Getpid()))
+	if err := os.RemoveAll(aside); err != nil {
+		return err
+	}
+	if err := os.Rename(final, aside); err != nil {
+		return err
+	}
+	syncDir(outputDir)
+	hook("aside")
+	if err := os.Rename(tmp, final); err != nil {
+		// Put the old copy back; it is complete.
+		_ = os.Rename(aside, final)
+		return err
+	}
+	syncDir(outputDir)
+	hook("renamed")
+	return os.RemoveAll(aside)
+}
+
+// ckptDir is a checkpoint folder found in an output folder.
+type ckptDir struct {
+	path  string
+	step  int
+	aside bool // a copy a re-save moved aside (.old-checkpoint-N-PID)
+}
+
+// parseCheckpointName returns the step of a checkpoint folder name
+// (checkpoint-N, or .old-checkpoint-N-PID with aside set).
+func parseCheckpointName(name string) (step int, aside, ok bool) {
+	rest, isAside := strings.CutPrefix(name, asidePrefix)
+	if isAside {
+		i := strings.LastIndexByte(rest, '-')
+		if i < 0 {
+			return 0, false, false
+		}
+		rest = rest[:i]
+	} else if rest, ok = strings.CutPrefix(name, checkpointPrefix); !ok {
+		return 0, false, false
+	}
+	step, err := strconv.Atoi(rest)
+	if err != nil || step < 0 || strconv.Itoa(step) != rest {
+		return 0, false, false
+	}
+	return step, isAside, true
+}
+
+// checkpointDirs lists the checkpoint folders of outputDir, newest first
+// (at one step, checkpoint-N before a copy moved aside).
+func checkpointDirs(outputDir string) ([]ckptDir, error) {
 	entries, err := os.ReadDir(outputDir)
 	if err != nil {
 		return nil, err
 	}
-	type ckpt struct {
-		path string
-		step int
-	}
-	var found []ckpt
+	var found []ckptDir
 	for _, e := range entries {
-		name := e.Name()
-		if !e.IsDir() || !strings.HasPrefix(name, checkpointPrefix) {
+		if !e.IsDir() {
 			continue
 		}
-		step, err := strconv.Atoi(strings.TrimPrefix(name, checkpointPrefix))
-		if err != nil {
-			continue
+		step, aside, ok := parseCheckpointName(e.Name())
+		if ok {
+			found = append(found, ckptDir{filepath.Join(outputDir, e.Name()), step, aside})
 		}
-		if _, err := os.Stat(filepath.Join(outputDir, name, stateFile)); err != nil {
-			continue
-		}
-		found = append(found, ckpt{filepath.Join(outputDir, name), step})
 	}
-	sort.Slice(found, func(i, j int) bool { return found[i].step < found[j].step })
-	paths := make([]string, len(found))
-	for i, c := range found {
-		paths[i] = c.path
-	}
-	return paths, nil
+	sort.SliceStable(found, func(i, j int) bool {
+		if found[i].step != found[j].step {
+			return found[i].step > found[j].step
+		}
+		return !found[i].aside && found[j].aside
+	})
+	return found, nil
 }
 
-// pruneCheckpoints deletes the oldest checkpoints of outputDir beyond the
-// newest keep; keep 0 keeps them all.
-func pruneCheckpoints(outputDir string, keep int) error {
+// CheckpointStatus is one checkpoint folder of an output folder.
+type CheckpointStatus struct {
+	Path string
+	Step int
+	// Err is nil for a complete checkpoint whose every file matches its
+	// manifest; otherwise it says what is wrong and wraps
+	// ErrCorruptCheckpoint.
+	Err error
+}
+
+// LatestCheckpoint returns the newest complete checkpoint of outputDir
+// whose files all match its manifest and whose trainer state and rollouts
+// decode with sensible values. Broken checkpoints it passes over
+// (incomplete, corrupted) are logged with log/slog at level Warn, each with
+// what is wrong. When outputDir holds no checkpoint at all the error wraps
+// ErrNoCheckpoint (and fs.ErrNotExist); when it holds only broken ones the
+// error names each and wraps ErrCorruptCheckpoint instead, so a caller can
+// tell "nothing to resume" from "cannot resume":
+//
+//	path, err := grpo.LatestCheckpoint(dir)
+//	switch {
+//	case errors.Is(err, grpo.ErrNoCheckpoint): // first run
+//	case err != nil:
+//		return err // checkpoints exist but none can be read
+//	default:
+//		if err := tr.Resume(path); err != nil {
+//			return err
+//		}
+//	}
+func LatestCheckpoint(outputDir string) (string, error) {
+	all, err := checkpointDirs(outputDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("grpo: latest checkpoint: %s does not exist: %w", outputDir, errors.Join(ErrNoCheckpoint, fs.ErrNotExist))
+	}
+	if err != nil {
+		return "", fmt.Errorf("grpo: latest checkpoint: %w", err)
+	}
+	if len(all) == 0 {
+		return "", fmt.Errorf("grpo: latest checkpoint: no checkpoint in %s: %w", outputDir, errors.Join(ErrNoCheckpoint, fs.ErrNotExist))
+	}
+	var broken []error
+	for _, c := range all {
+		if _, _, err := inspectCheckpoint(c.path); err != nil {
+			slog.Warn("grpo: skipping a broken checkpoint", "path", c.path, "err", err)
+			broken = append(broken, fmt.Errorf("%s: %w", c.path, err))
+			continue
+		}
+		return c.path, nil
+	}
+	return "", fmt.Errorf("grpo: latest checkpoint: every checkpoint in %s is broken: %w", outputDir, errors.Join(broken...))
+}
+
+// Checkpoints lists the checkpoint folders of outputDir, newest first,
+// each verified as LatestCheckpoint does: every file against the manifest,
+// the trainer state's values and the rollouts (the variables are decoded
+// only by Resume).
+func Checkpoints(outputDir string) ([]CheckpointStatus, error) {
+	all, err := checkpointDirs(outputDir)
+	if err != nil {
+		return nil, fmt.Errorf("grpo: checkpoints: %w", err)
+	}
+	out := make([]CheckpointStatus, len(all))
+	for i, c := range all {
+		_, _, err := inspectCheckpoint(c.path)
+		out[i] = CheckpointStatus{Path: c.path, Step: c.step, Err: err}
+	}
+	return out, nil
+}
+
+// pruneCheckpoints deletes the oldest complete checkpoint-N folders of run
+// runID in outputDir beyond the newest keep; keep 0 keeps them all. It
+// never deletes keepPath (the checkpoint just written), another run's
+// checkpoints or broken ones.
+func pruneCheckpoints(outputDir string, keep int, runID, keepPath string) error {
 	if keep <= 0 {
 		return nil
 	}
-	all, err := checkpoints(outputDir)
+	all, err := checkpointDirs(outputDir)
 	if err != nil {
 		return fmt.Errorf("grpo: prune checkpoints: %w", err)
 	}
-	for len(all) > keep {
-		if err := os.RemoveAll(all[0]); err != nil {
+	kept := 0
+	for _, c := range all {
+		if c.aside {
+			continue
+		}
+		if _, err := verifyCheckpoint(c.path, false); err != nil {
+			continue
+		}
+		st, err := readStateFile(c.path)
+		if err != nil || st.RunID != runID {
+			continue
+		}
+		if c.path == keepPath || kept < keep {
+			kept++
+			continue
+		}
+		if err := os.RemoveAll(c.path); err != nil {
 			return fmt.Errorf("grpo: prune checkpoints: %w", err)
 		}
-		all = all[1:]
 	}
 	return nil
+}
+
+// readStateFile reads the trainer_state.json of checkpoint folder dir.
+func readStateFile(dir string) (*trainerState, error) {
+	data, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if err != nil {
+		return nil, err
+	}
+	return parseState(data)
+}
+
+// parseState decodes trainer_state.json and checks its values.
+func parseState(data []byte) (*trainerState, error) {
+	var st trainerState
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, corruptf("%s: %v", stateFile, err)
+	}
+	if st.Format != 1 {
+		return nil, corruptf("%s: unknown format %d", stateFile, st.Format)
+	}
+	if err := st.Config.Validate(); err != nil {
+		return nil, corruptf("%s: config: %v", stateFile, err)
+	}
+	if st.Step < 0 {
+		return nil, corruptf("%s: step %d is negative", stateFile, st.Step)
+	}
+	if st.Config.MaxSteps > 0 && st.Step > st.Config.MaxSteps {
+		return nil, corruptf("%s: step %d is beyond the run's max_steps %d", stateFile, st.Step, st.Config.MaxSteps)
+	}
+	if math.IsNaN(st.NumTokens) || math.IsInf(st.NumTokens, 0) || st.NumTokens < 0 {
+		return nil, corruptf("%s: num_tokens %v", stateFile, st.NumTokens)
+	}
+	return &st, nil
 }
 
 // savedVariables lists what a checkpoint holds: the policy's trainable
@@ -195,79 +408,228 @@ func (t *Trainer) saveVariables(path string) error {
 	return f.Sync()
 }
 
-// Resume restores the state Save wrote in checkpoint directory path (see
-// LatestCheckpoint). The Trainer must have been made with the same policy
-// (same architecture and base weights) and a Config that differs at most in
-// MaxSteps, LoggingSteps, SaveSteps, SaveTotalLimit, OutputDir and
-// LogCompletions.
-func (t *Trainer) Resume(path string) error {
-	data, err := os.ReadFile(filepath.Join(path, stateFile))
-	if err != nil {
-		return fmt.Errorf("grpo: resume: %w", err)
-	}
-	var st trainerState
-	if err := json.Unmarshal(data, &st); err != nil {
-		return fmt.Errorf("grpo: resume: %s: %w", stateFile, err)
-	}
-	if st.Format != 1 {
-		return fmt.Errorf("grpo: resume: %s: unknown format %d", stateFile, st.Format)
-	}
-	if diff := configDiff(st.Config, t.cfg); len(diff) > 0 {
-		return fmt.Errorf("grpo: resume: the checkpoint's config differs in %s", strings.Join(diff, ", "))
-	}
-	if err := t.loadVariables(filepath.Join(path, variablesFile)); err != nil {
-		return fmt.Errorf("grpo: resume: %w", err)
-	}
-	t.buf = nil
-	if st.Step%t.cfg.NumIterations != 0 {
-		var buf rolloutBatch
-		if err := readGob(filepath.Join(path, rolloutsFile), &buf); err != nil {
-			return fmt.Errorf("grpo: resume: %w", err)
-		}
-		t.buf = &buf
-	}
-	t.step, t.numTokens = st.Step, st.NumTokens
-	return nil
+// savedVar is one variable read from variables.gob.
+type savedVar struct {
+	scope, name string
+	value       *tensors.Tensor
 }
 
-func (t *Trainer) loadVariables(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	dec := gob.NewDecoder(f)
+// maxSavedElements bounds one saved tensor (2^34 elements), so that a
+// corrupted shape fails instead of allocating without end.
+const maxSavedElements = 1 << 34
+
+// decodeVariables reads variables.gob (the layout tensors.GobSerialize
+// writes) without trusting it: shapes, dtypes and data lengths are checked
+// before anything is allocated from them.
+func decodeVariables(r io.Reader) (vars []savedVar, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			vars, err = nil, corruptf("%s: %v", variablesFile, p)
+		}
+	}()
+	dec := gob.NewDecoder(r)
 	var n int
 	if err := dec.Decode(&n); err != nil {
-		return fmt.Errorf("%s: %w", variablesFile, err)
+		return nil, corruptf("%s: %v", variablesFile, err)
 	}
-	ctx := t.policy.Context()
-	loaded := map[*mlctx.Variable]bool{}
-	var errs []error
+	if n < 0 || n > 1<<20 {
+		return nil, corruptf("%s: %d variables", variablesFile, n)
+	}
 	for i := 0; i < n; i++ {
 		var key [2]string
 		if err := dec.Decode(&key); err != nil {
-			return fmt.Errorf("%s: variable %d: %w", variablesFile, i, err)
+			return nil, corruptf("%s: variable %d: %v", variablesFile, i, err)
 		}
-		value, err := tensors.GobDeserialize(dec)
+		value, err := decodeTensor(dec)
 		if err != nil {
-			return fmt.Errorf("%s: %s/%s: %w", variablesFile, key[0], key[1], err)
+			return nil, corruptf("%s: %s/%s: %v", variablesFile, key[0], key[1], err)
 		}
-		v := ctx.GetVariableByScopeAndName(key[0], key[1])
+		vars = append(vars, savedVar{key[0], key[1], value})
+	}
+	return vars, nil
+}
+
+// decodeTensor reads one tensor written by Tensor.GobSerialize.
+func decodeTensor(dec *gob.Decoder) (*tensors.Tensor, error) {
+	var dtype dtypes.DType
+	var dims []int
+	var tuples int
+	if err := dec.Decode(&dtype); err != nil {
+		return nil, err
+	}
+	if err := dec.Decode(&dims); err != nil {
+		return nil, err
+	}
+	if err := dec.Decode(&tuples); err != nil {
+		return nil, err
+	}
+	if tuples != 0 {
+		return nil, fmt.Errorf("tuple shape (%d)", tuples)
+	}
+	if !dtype.IsSupported() || dtype.GoType() == nil {
+		return nil, fmt.Errorf("unsupported dtype %d", int(dtype))
+	}
+	size := 1
+	for _, d := range dims {
+		if d < 0 || (d > 0 && size > maxSavedElements/d) {
+			return nil, fmt.Errorf("bad dimensions %v", dims)
+		}
+		size *= d
+	}
+	flat := reflect.New(reflect.SliceOf(dtype.GoType()))
+	if err := dec.Decode(flat.Interface()); err != nil {
+		return nil, err
+	}
+	if got := flat.Elem().Len(); got != size {
+		return nil, fmt.Errorf("%d values for shape %v", got, dims)
+	}
+	t := tensors.FromShape(shapes.Make(dtype, dims...))
+	if err := t.MutableFlatData(func(dst any) { reflect.Copy(reflect.ValueOf(dst), flat.Elem()) }); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// decodeRollouts reads rollouts.gob.
+func decodeRollouts(r io.Reader) (buf *rolloutBatch, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			buf, err = nil, corruptf("%s: %v", rolloutsFile, p)
+		}
+	}()
+	buf = &rolloutBatch{}
+	if err := gob.NewDecoder(r).Decode(buf); err != nil {
+		return nil, corruptf("%s: %v", rolloutsFile, err)
+	}
+	if len(buf.Rows) == 0 || len(buf.Micro) == 0 {
+		return nil, corruptf("%s: %d rows in %d micro-batches", rolloutsFile, len(buf.Rows), len(buf.Micro))
+	}
+	return buf, nil
+}
+
+// checkpointData is everything Resume reads, decoded and checked.
+type checkpointData struct {
+	state *trainerState
+	vars  []savedVar
+	buf   *rolloutBatch
+}
+
+// inspectCheckpoint checks checkpoint folder dir without decoding its
+// variables: every file against the manifest, the trainer state's values
+// and, when the step needs them, the rollouts.
+func inspectCheckpoint(dir string) (*trainerState, *rolloutBatch, error) {
+	if _, err := verifyCheckpoint(dir, true); err != nil {
+		return nil, nil, err
+	}
+	st, err := readStateFile(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if step, _, ok := parseCheckpointName(filepath.Base(dir)); ok && step != st.Step {
+		return nil, nil, corruptf("%s: step %d in a folder named for step %d", stateFile, st.Step, step)
+	}
+	if st.Step%st.Config.NumIterations == 0 {
+		return st, nil, nil
+	}
+	f, err := os.Open(filepath.Join(dir, rolloutsFile))
+	if err != nil {
+		return nil, nil, corruptf("%s: %v", rolloutsFile, err)
+	}
+	defer f.Close()
+	buf, err := decodeRollouts(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	if want := st.Step / st.Config.NumIterations; buf.Index != want {
+		return nil, nil, corruptf("%s: rollout batch %d at step %d, want batch %d", rolloutsFile, buf.Index, st.Step, want)
+	}
+	return st, buf, nil
+}
+
+// readCheckpoint reads and verifies checkpoint folder dir (see
+// inspectCheckpoint) and decodes its variables. Each error names the file
+// it is about.
+func readCheckpoint(dir string) (*checkpointData, error) {
+	st, buf, err := inspectCheckpoint(dir)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(dir, variablesFile))
+	if err != nil {
+		return nil, corruptf("%s: %v", variablesFile, err)
+	}
+	defer f.Close()
+	vars, err := decodeVariables(f)
+	if err != nil {
+		return nil, err
+	}
+	return &checkpointData{state: st, vars: vars, buf: buf}, nil
+}
+
+// Resume restores the state Save wrote in checkpoint directory path (see
+// LatestCheckpoint). The Trainer must have been made with the same policy
+// (same architecture and base weights) and a Config that differs at most in
+// MaxSteps, LoggingSteps, SaveSteps, SaveTotalLimit, OutputDir,
+// LogCompletions and the reliability settings (OverwriteOutputDir,
+// SaveMinutes, MaxNonFiniteSteps, RewardTimeout, RewardWorkers).
+//
+// Resume is all or nothing: it first reads and verifies every file of the
+// checkpoint (each against its size and SHA-256 in the manifest, the policy
+// weights included), the trainer state's values and every variable's shape,
+// and only then changes the Trainer. On error the Trainer is exactly as it
+// was; a checkpoint that does not match its manifest or cannot be decoded
+// gives an error wrapping ErrCorruptCheckpoint and naming the file.
+func (t *Trainer) Resume(path string) error {
+	cd, err := readCheckpoint(path)
+	if err != nil {
+		return fmt.Errorf("grpo: resume %s: %w", path, err)
+	}
+	st := cd.state
+	if diff := configDiff(st.Config, t.cfg); len(diff) > 0 {
+		return fmt.Errorf("grpo: resume %s: the checkpoint's config differs in %s", path, strings.Join(diff, ", "))
+	}
+	if t.cfg.MaxSteps > 0 && st.Step > t.cfg.MaxSteps {
+		return fmt.Errorf("grpo: resume %s: the checkpoint is at step %d, beyond MaxSteps %d", path, st.Step, t.cfg.MaxSteps)
+	}
+	apply, err := t.planVariables(cd.vars)
+	if err != nil {
+		return fmt.Errorf("grpo: resume %s: %s: %w", path, variablesFile, err)
+	}
+	// Everything is checked: now change the trainer.
+	if err := apply(); err != nil {
+		return fmt.Errorf("grpo: resume %s: %w", path, err)
+	}
+	t.buf = cd.buf
+	t.step, t.numTokens = st.Step, st.NumTokens
+	t.rel.resumed = true
+	t.rel.id = st.RunID
+	return nil
+}
+
+// planVariables matches saved variables to the policy's context, checking
+// shapes and that every trainable variable is there, and returns the
+// function that sets them (creating optimizer state not built yet).
+func (t *Trainer) planVariables(vars []savedVar) (func() error, error) {
+	ctx := t.policy.Context()
+	type set struct {
+		v     *mlctx.Variable
+		saved savedVar
+	}
+	var sets []set
+	var creates []savedVar
+	loaded := map[*mlctx.Variable]bool{}
+	var errs []error
+	for _, sv := range vars {
+		v := ctx.GetVariableByScopeAndName(sv.scope, sv.name)
 		if v == nil {
-			// Optimizer state not built yet: create it with its value; the
-			// optimizer finds and reuses it.
-			v = ctx.InAbsPath(key[0]).Checked(false).VariableWithValue(key[1], value).SetTrainable(false)
-		} else {
-			if !v.Shape().Equal(value.Shape()) {
-				errs = append(errs, fmt.Errorf("variable %s: checkpoint shape %s, policy shape %s", v.ScopeAndName(), value.Shape(), v.Shape()))
-				continue
-			}
-			if err := v.SetValue(value); err != nil {
-				errs = append(errs, fmt.Errorf("variable %s: %w", v.ScopeAndName(), err))
-				continue
-			}
+			creates = append(creates, sv)
+			continue
 		}
+		if !v.Shape().Equal(sv.value.Shape()) {
+			errs = append(errs, fmt.Errorf("variable %s: checkpoint shape %s, policy shape %s", v.ScopeAndName(), sv.value.Shape(), v.Shape()))
+			continue
+		}
+		sets = append(sets, set{v, sv})
 		loaded[v] = true
 	}
 	for _, v := range t.policy.TrainableVariables() {
@@ -275,13 +637,30 @@ func (t *Trainer) loadVariables(path string) error {
 			errs = append(errs, fmt.Errorf("trainable variable %s is not in the checkpoint", v.ScopeAndName()))
 		}
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return func() error {
+		for _, s := range sets {
+			if err := s.v.SetValue(s.saved.value); err != nil {
+				return fmt.Errorf("variable %s: %w", s.v.ScopeAndName(), err)
+			}
+		}
+		for _, sv := range creates {
+			// Optimizer state not built yet: create it with its value; the
+			// optimizer finds and reuses it.
+			ctx.InAbsPath(sv.scope).Checked(false).VariableWithValue(sv.name, sv.value).SetTrainable(false)
+		}
+		return nil
+	}, nil
 }
 
 // configDiff names the JSON fields in which two configs differ, ignoring
 // those a resumed run may change.
 func configDiff(a, b Config) []string {
-	free := map[string]bool{"max_steps": true, "logging_steps": true, "save_steps": true, "save_total_limit": true, "output_dir": true, "log_completions": true}
+	free := map[string]bool{"max_steps": true, "logging_steps": true, "save_steps": true, "save_total_limit": true,
+		"output_dir": true, "log_completions": true, "overwrite_output_dir": true, "save_minutes": true,
+		"max_nonfinite_steps": true, "reward_timeout": true, "reward_workers": true}
 	toMap := func(c Config) map[string]any {
 		data, _ := json.Marshal(c)
 		var m map[string]any
@@ -299,18 +678,45 @@ func configDiff(a, b Config) []string {
 	return diff
 }
 
-// LatestCheckpoint returns the checkpoint-<step> directory of outputDir
-// with the highest step, or an error wrapping fs.ErrNotExist when there is
-// none.
-func LatestCheckpoint(outputDir string) (string, error) {
-	all, err := checkpoints(outputDir)
-	if err != nil {
-		return "", fmt.Errorf("grpo: latest checkpoint: %w", err)
+// newRunID returns a random run id.
+func newRunID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// checkFiniteWeights returns an error naming the first trainable variable
+// holding NaN or ±Inf, so that no checkpoint ever carries such weights.
+func (t *Trainer) checkFiniteWeights() error {
+	for _, v := range t.policy.TrainableVariables() {
+		value, err := v.Value()
+		if err != nil {
+			return fmt.Errorf("variable %s: %w", v.ScopeAndName(), err)
+		}
+		bad := false
+		_ = value.ConstFlatData(func(flat any) {
+			switch x := flat.(type) {
+			case []float32:
+				for _, f := range x {
+					if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+						bad = true
+						return
+					}
+				}
+			case []float64:
+				for _, f := range x {
+					if math.IsNaN(f) || math.IsInf(f, 0) {
+						bad = true
+						return
+					}
+				}
+			}
+		})
+		if bad {
+			return fmt.Errorf("variable %s holds NaN or ±Inf: not saving it", v.ScopeAndName())
+		}
 	}
-	if len(all) == 0 {
-		return "", fmt.Errorf("grpo: latest checkpoint: no checkpoint in %s: %w", outputDir, fs.ErrNotExist)
-	}
-	return all[len(all)-1], nil
+	return nil
 }
 
 // writeFileSync writes data to path and syncs it.
@@ -352,15 +758,6 @@ func writeGob(path string, v any) error {
 		return err
 	}
 	return f.Sync()
-}
-
-func readGob(path string, v any) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return gob.NewDecoder(f).Decode(v)
 }
 
 // syncDir makes a rename in dir durable (best effort).

@@ -268,6 +268,31 @@ type Config struct {
 	// MaxTurns caps the turns of one episode, whatever the Env says.
 	// Default 16.
 	MaxTurns int `json:"max_turns"`
+
+	// Reliability settings; a resumed run may change them.
+
+	// OverwriteOutputDir lets a run that is not resumed start in an
+	// OutputDir holding another run: that run's metrics, rollouts and
+	// checkpoints are deleted first. Without it such a start is an error
+	// wrapping ErrOutputDirInUse. Default false. TRL: overwrite_output_dir.
+	OverwriteOutputDir bool `json:"overwrite_output_dir"`
+	// SaveMinutes, when > 0, also writes a checkpoint after any step that
+	// ends at least this many minutes after the last save, so that a killed
+	// run loses minutes whatever its step time (DefaultSaveMinutes is a
+	// good value). Default 0 (SaveSteps only, as TRL).
+	SaveMinutes float64 `json:"save_minutes"`
+	// MaxNonFiniteSteps is how many consecutive steps whose loss or
+	// gradient norm is NaN or ±Inf are skipped (not applied, counted in
+	// the metrics) before training stops with an error wrapping
+	// ErrNonFinite. Default 3; at least 1.
+	MaxNonFiniteSteps int `json:"max_nonfinite_steps"`
+	// RewardTimeout bounds each reward call, in seconds; a call that runs
+	// longer scores 0 and counts as a failure. 0 means reward.DefaultTimeout
+	// (10 s). Default 0.
+	RewardTimeout float64 `json:"reward_timeout"`
+	// RewardWorkers bounds how many reward calls run at once; 0 means
+	// GOMAXPROCS. Default 0.
+	RewardWorkers int `json:"reward_workers"`
 }
 
 // DefaultConfig returns TRL 1.10's GRPOConfig defaults, with BatchSize 8
@@ -308,6 +333,7 @@ func DefaultConfig() Config {
 		SaveSteps:                 500,
 		EpisodeSelect:             SelectRandom,
 		MaxTurns:                  16,
+		MaxNonFiniteSteps:         3,
 	}
 }
 
@@ -501,5 +527,6 @@ func (c Config) Validate() error {
 	if c.MaxTurns < 1 {
 		bad("MaxTurns", c.MaxTurns, "must be at least 1")
 	}
+	errs = append(errs, c.validateReliability()...)
 	return errors.Join(errs...)
 }

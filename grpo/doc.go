@@ -21,10 +21,17 @@
 //	cfg.MaxSteps, cfg.OutputDir = 500, "runs/gsm8k"
 //	tr, _ := grpo.NewTrainer(policy, cfg,
 //		reward.Named{Name: "correct", Weight: 1, Scorer: reward.NumericMatch(1e-6)})
-//	if path, err := grpo.LatestCheckpoint(cfg.OutputDir); err == nil {
-//		_ = tr.Resume(path)
+//	path, err := grpo.LatestCheckpoint(cfg.OutputDir)
+//	switch {
+//	case errors.Is(err, grpo.ErrNoCheckpoint): // a first run
+//	case err != nil:
+//		return err // checkpoints exist but none can be read
+//	default:
+//		if err := tr.Resume(path); err != nil {
+//			return err // tr is unchanged
+//		}
 //	}
-//	err := tr.Train(ctx, data) // or tr.TrainEnv(ctx, env)
+//	err = tr.Train(ctx, data) // or tr.TrainEnv(ctx, env)
 //
 // # What a step does
 //
@@ -46,9 +53,15 @@
 // (see Metrics, ReadMetrics and Series for plots), a progress line goes to
 // Trainer.Progress, and with LogCompletions every rollout (prompt,
 // completion, each reward, advantage) goes to OutputDir/rollouts.jsonl.
-// Checkpoints (Save, Resume) are written atomically and hold the trainable
-// weights, the optimizer state, the RNG state, the step and the config; a
-// run resumed from one continues bit for bit as the uninterrupted run.
+// Checkpoints (Save, Resume) hold the trainable weights, the optimizer
+// state, the RNG state, the step and the config; a run resumed from one
+// continues bit for bit as the uninterrupted run. They are crash-consistent:
+// a manifest of every file's size and SHA-256 is written last and the
+// folder renamed into place, so LatestCheckpoint finds the newest complete
+// one after a kill at any moment, and Resume verifies every file and
+// changes the Trainer only when all of it reads. A fresh run refuses an
+// OutputDir holding another run (ErrOutputDirInUse) unless
+// Config.OverwriteOutputDir is set.
 //
 // # Errors and panics
 //

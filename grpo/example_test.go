@@ -2,6 +2,7 @@ package grpo_test
 
 import (
 	"context"
+	"errors"
 	"log"
 	"strings"
 
@@ -55,7 +56,12 @@ func ExampleTrainer() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if path, err := grpo.LatestCheckpoint(cfg.OutputDir); err == nil {
+	path, err := grpo.LatestCheckpoint(cfg.OutputDir)
+	switch {
+	case errors.Is(err, grpo.ErrNoCheckpoint): // a first run
+	case err != nil:
+		log.Fatal(err) // checkpoints exist but none can be read
+	default:
 		if err := tr.Resume(path); err != nil {
 			log.Fatal(err)
 		}

@@ -59,6 +59,7 @@ type Trainer struct {
 	permEpoch int
 	started   time.Time
 	startStep int
+	rel       runState // run id, resume and non-finite bookkeeping (outdir.go, guard.go)
 }
 
 // NewTrainer returns a Trainer for policy with the named rewards (summed
@@ -119,7 +120,7 @@ func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, e
 	for i, w := range cfg.RewardWeights {
 		t.rewards[i].Weight = w // TRL's reward_weights replace the Named weights
 	}
-	t.eval = &reward.Evaluator{Rewards: t.rewards}
+	t.eval = rewardEvaluator(cfg, t.rewards)
 	ctx := policy.Context()
 	for v := range ctx.IterVariables() {
 		t.ownVars[v] = true
@@ -201,6 +202,9 @@ func (t *Trainer) TrainEnv(ctx context.Context, env Env) error {
 
 // run is the training loop shared by Train and TrainEnv.
 func (t *Trainer) run(ctx context.Context, src source, total int) error {
+	if err := t.prepareOutputDir(); err != nil {
+		return err
+	}
 	out, err := openOutputs(t.cfg, t.step)
 	if err != nil {
 		return err
@@ -231,7 +235,7 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 		if t.OnStep != nil {
 			t.OnStep(m)
 		}
-		if t.cfg.OutputDir != "" && t.cfg.SaveSteps > 0 && t.step%t.cfg.SaveSteps == 0 {
+		if t.saveDue() {
 			if _, err := t.Save(t.cfg.OutputDir); err != nil {
 				return err
 			}

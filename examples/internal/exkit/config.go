@@ -58,6 +58,9 @@ type Config struct {
 	// Resume continues from the newest checkpoint in Out (same settings;
 	// Steps may grow). A tiny model then skips its warm start.
 	Resume bool `json:"resume"`
+	// Overwrite lets a run without -resume replace the run already in Out
+	// (its metrics and checkpoints); without it that is an error.
+	Overwrite bool `json:"overwrite_output_dir"`
 	// Stdout receives the report; nil means os.Stdout (tests set it).
 	Stdout io.Writer `json:"-"`
 	// CPUProfile, if set, names a file that receives a pprof CPU profile
@@ -76,8 +79,8 @@ func (c *Config) Output() io.Writer {
 // GRPO returns the trainer settings every example shares, from c: G
 // completions per prompt, Prompts prompts per step, Steps steps, the
 // sampling temperature, learning rate, KL weight and seed, checkpoints in
-// Out (at the end only), and a progress line every loggingSteps steps
-// unless Quiet. The example sets the rest (lengths, schedule, task knobs).
+// Out (every grpo.DefaultSaveMinutes minutes and at the end, the newest two
+// kept), and a progress line every loggingSteps steps unless Quiet. The example sets the rest (lengths, schedule, task knobs).
 func (c *Config) GRPO(loggingSteps int) grpo.Config {
 	gc := grpo.DefaultConfig()
 	gc.NumGenerations = c.Generations
@@ -89,6 +92,12 @@ func (c *Config) GRPO(loggingSteps int) grpo.Config {
 	gc.Seed = c.Seed
 	gc.OutputDir = c.Out
 	gc.SaveSteps = 0
+	gc.SaveMinutes = grpo.DefaultSaveMinutes
+	gc.SaveTotalLimit = 2
+	// With -resume and no checkpoint (a run killed before its first save)
+	// the leftovers of that run are replaced; with a checkpoint the trainer
+	// is resumed and this does not apply.
+	gc.OverwriteOutputDir = c.Overwrite || c.Resume
 	gc.LoggingSteps = loggingSteps
 	if c.Quiet {
 		gc.LoggingSteps = 0
@@ -121,6 +130,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Quiet, "quiet", c.Quiet, "no progress lines")
 	fs.Var(&c.TimeLimit, "time", "stop training after this long, then evaluate (0: no limit)")
 	fs.BoolVar(&c.Resume, "resume", c.Resume, "continue from the newest checkpoint in -out (same settings; -steps may grow)")
+	fs.BoolVar(&c.Overwrite, "overwrite", c.Overwrite, "replace the run already in -out (its metrics and checkpoints) instead of refusing to start")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", c.CPUProfile, "write a pprof CPU profile of the run to this file")
 }
 

@@ -4,20 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 
 	"github.com/grpokit/grpokit/grpo"
 )
 
 // Checkpoint returns the checkpoint a run continues from: with -resume,
-// the newest checkpoint-N in c.Out; "" without -resume, or when -resume
-// finds no checkpoint (a first run with -resume simply starts).
+// the newest complete checkpoint-N in c.Out; "" without -resume, or when
+// -resume finds no checkpoint at all (a first run with -resume simply
+// starts). Checkpoints that are all broken are an error, never a fresh
+// start over them.
 func (c *Config) Checkpoint() (string, error) {
 	if !c.Resume {
 		return "", nil
 	}
 	path, err := grpo.LatestCheckpoint(c.Out)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, grpo.ErrNoCheckpoint) {
 		return "", nil
 	}
 	return path, err

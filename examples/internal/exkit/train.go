@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/grpokit/grpokit/grpo"
 )
 
 // Train runs one example's GRPO training, train being the trainer's Train
@@ -28,6 +30,9 @@ func Train(ctx context.Context, name string, c *Config, out io.Writer, step func
 	}
 	err = train(trainCtx)
 	cancel()
+	if errors.Is(err, grpo.ErrOutputDirInUse) {
+		return 0, false, fmt.Errorf("%s: %w\n(run with -resume to continue that run, or -overwrite to replace it)", name, err)
+	}
 	took = time.Since(start)
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 		fmt.Fprintf(out, "\n%s: time limit %s reached after %d steps; checkpoint saved\n", name, time.Duration(c.TimeLimit), step())
