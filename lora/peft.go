@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,7 +33,10 @@ type peftConfig struct {
 }
 
 // Save writes the adapter in PEFT's layout to dir: adapter_config.json and
-// adapter_model.safetensors with keys base_model.model.<module>.lora_{A,B}.weight.
+// adapter_model.safetensors with keys base_model.model.<module>.lora_{A,B}.weight,
+// <module> named as in transformers' module tree for the architecture
+// (model.Config.ModuleName: a multimodal Gemma 3's language model is
+// model.language_model.layers.…, what PEFT writes with transformers >= 4.52).
 func (a *Adapter) Save(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("lora: %w", err)
@@ -53,13 +57,14 @@ func (a *Adapter) Save(dir string) error {
 		return fmt.Errorf("lora: %w", err)
 	}
 	var ts []model.NamedTensor
+	mcfg := a.m.Config()
 	for _, mod := range a.modules {
 		for _, ab := range []string{".lora_A.weight", ".lora_B.weight"} {
 			data, shape, err := a.value(mod + ab)
 			if err != nil {
 				return err
 			}
-			ts = append(ts, model.NamedTensor{Name: peftPrefix + mod + ab, Shape: shape, Data: data})
+			ts = append(ts, model.NamedTensor{Name: peftPrefix + mcfg.ModuleName(mod) + ab, Shape: shape, Data: data})
 		}
 	}
 	if err := model.WriteSafetensors(filepath.Join(dir, "adapter_model.safetensors"), ts); err != nil {
@@ -70,7 +75,11 @@ func (a *Adapter) Save(dir string) error {
 
 // Load reads a PEFT LoRA adapter (adapter_config.json and
 // adapter_model.safetensors) from dir and attaches it to m, freezing m's
-// base weights. Every problem is reported at once.
+// base weights. Every problem is reported at once. Keys are mapped with
+// model.Config.CanonicalName, so a multimodal Gemma 3 adapter may use either
+// layout (base_model.model.language_model.model.… or
+// base_model.model.model.language_model.…); its vision-tower entries (PEFT
+// adapts SigLIP's q_proj/v_proj too) are skipped with one logged line.
 func Load(m *model.Model, dir string) (*Adapter, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "adapter_config.json"))
 	if err != nil {
@@ -106,8 +115,16 @@ func Load(m *model.Model, dir string) (*Adapter, error) {
 	}
 	byName := map[string]model.NamedTensor{}
 	var modules []string
+	skipped := 0
 	for _, t := range ts {
 		key, ok := strings.CutPrefix(t.Name, peftPrefix)
+		if ok {
+			var vision bool
+			if key, vision = m.Config().CanonicalName(key); vision {
+				skipped++
+				continue
+			}
+		}
 		mod, ab := "", ""
 		if ok {
 			for _, suf := range []string{".lora_A.weight", ".lora_B.weight"} {
@@ -141,9 +158,12 @@ func Load(m *model.Model, dir string) (*Adapter, error) {
 	for _, mod := range modules {
 		for _, ab := range []string{".lora_A.weight", ".lora_B.weight"} {
 			if _, ok := byName[mod+ab]; !ok {
-				errs = append(errs, fmt.Errorf("lora: adapter_model.safetensors lacks %q", peftPrefix+mod+ab))
+				errs = append(errs, fmt.Errorf("lora: adapter_model.safetensors lacks %q", peftPrefix+m.Config().ModuleName(mod)+ab))
 			}
 		}
+	}
+	if skipped > 0 {
+		log.Printf("lora: %s: loading the language model's adapters only; skipped %d vision-tower tensors", dir, skipped)
 	}
 	if len(modules) == 0 && len(errs) == 0 {
 		errs = append(errs, errors.New("lora: adapter_model.safetensors has no LoRA tensors"))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 )
 
 // ErrUnsupportedArch is returned (wrapped) when config.json names a
@@ -37,10 +38,13 @@ func (r *RopeScaling) Kind() string {
 	return r.Type
 }
 
-// Config is the subset of a Hugging Face config.json that defines a
-// Llama-family decoder. Field names and json tags copy HF's.
+// Config is the subset of a Hugging Face config.json that defines a decoder
+// of one of the supported families (SupportedModelTypes). Field names and
+// json tags copy HF's. For a multimodal checkpoint (model_type "gemma3")
+// the fields hold its text_config, with Gemma's defaults filled in.
 type Config struct {
-	// ModelType is "llama" or "qwen2".
+	// ModelType is config.json's model_type: "llama", "qwen2", "qwen3",
+	// "gemma3_text", or "gemma3" (multimodal checkpoint, language model only).
 	ModelType             string  `json:"model_type"`
 	VocabSize             int     `json:"vocab_size"`
 	HiddenSize            int     `json:"hidden_size"`
@@ -51,46 +55,96 @@ type Config struct {
 	HeadDim               int     `json:"head_dim,omitempty"` // 0 means HiddenSize / NumAttentionHeads
 	MaxPositionEmbeddings int     `json:"max_position_embeddings"`
 	RMSNormEps            float64 `json:"rms_norm_eps"`
-	RopeTheta             float64 `json:"rope_theta"`
+	// RopeTheta is the RoPE base (of the full-attention layers for Gemma 3).
+	RopeTheta float64 `json:"rope_theta"`
 	// RopeScaling is nil when config.json has none (or null).
 	RopeScaling       *RopeScaling `json:"rope_scaling"`
 	TieWordEmbeddings bool         `json:"tie_word_embeddings"`
 	// AttentionBias puts biases on q/k/v/o (Llama). Qwen2 always has q/k/v biases.
-	AttentionBias bool   `json:"attention_bias,omitempty"`
-	MLPBias       bool   `json:"mlp_bias,omitempty"`
-	HiddenAct     string `json:"hidden_act"`
+	AttentionBias bool `json:"attention_bias,omitempty"`
+	MLPBias       bool `json:"mlp_bias,omitempty"`
+	// HiddenAct is the MLP activation of Llama and Qwen ("silu").
+	HiddenAct string `json:"hidden_act,omitempty"`
+	// HiddenActivation is Gemma's name for it ("gelu_pytorch_tanh").
+	HiddenActivation string `json:"hidden_activation,omitempty"`
 	// BOSTokenID is the begin-of-sequence id, -1 if unknown.
 	BOSTokenID int `json:"bos_token_id"`
 	// EOSTokenIDs holds eos_token_id, which HF writes as a number or a list.
-	EOSTokenIDs      []int  `json:"-"`
-	UseSlidingWindow bool   `json:"use_sliding_window,omitempty"`
-	TorchDType       string `json:"torch_dtype,omitempty"`
+	EOSTokenIDs      []int `json:"-"`
+	UseSlidingWindow bool  `json:"use_sliding_window,omitempty"`
+	// SlidingWindow is the number of keys (the query's own included) a
+	// sliding-attention layer sees (Gemma 3).
+	SlidingWindow int `json:"sliding_window,omitempty"`
+	// SlidingWindowPattern: layer i is full attention iff (i+1) % pattern == 0
+	// (Gemma 3 configs written before layer_types existed; default 6).
+	SlidingWindowPattern int `json:"sliding_window_pattern,omitempty"`
+	// LayerTypes lists "sliding_attention" or "full_attention" per layer.
+	// Gemma 3 derives it from SlidingWindowPattern when absent.
+	LayerTypes []string `json:"layer_types,omitempty"`
+	// RopeLocalBaseFreq is the RoPE base of Gemma 3's sliding layers (never scaled).
+	RopeLocalBaseFreq float64 `json:"rope_local_base_freq,omitempty"`
+	// QueryPreAttnScalar: Gemma scales scores by its -1/2 power, not head_dim's.
+	QueryPreAttnScalar float64 `json:"query_pre_attn_scalar,omitempty"`
+	// Soft-capping (Gemma 2) is not implemented: it must be null.
+	AttnLogitSoftcapping  *float64 `json:"attn_logit_softcapping,omitempty"`
+	FinalLogitSoftcapping *float64 `json:"final_logit_softcapping,omitempty"`
+	// UseBidirectionalAttention (EmbeddingGemma) is not implemented.
+	UseBidirectionalAttention bool   `json:"use_bidirectional_attention,omitempty"`
+	TorchDType                string `json:"torch_dtype,omitempty"`
 }
 
 // ParseConfig decodes a config.json and validates it. Unknown model types
-// give an error wrapping ErrUnsupportedArch.
+// give an error wrapping ErrUnsupportedArch that names the supported ones.
+// A multimodal file's text_config is read, over the family's defaults.
 func ParseConfig(data []byte) (Config, error) {
-	var c Config
-	c.BOSTokenID = -1
-	c.RopeTheta = 10000
-	c.RMSNormEps = 1e-6
-	c.HiddenAct = "silu"
-	dec := json.NewDecoder(bytes.NewReader(data))
+	var top struct {
+		ModelType  string          `json:"model_type"`
+		TextConfig json.RawMessage `json:"text_config"`
+		EOS        json.RawMessage `json:"eos_token_id"`
+	}
+	if err := json.Unmarshal(data, &top); err != nil {
+		return Config{}, fmt.Errorf("model: parse config.json: %w", err)
+	}
+	a, err := lookupArch(top.ModelType)
+	if err != nil {
+		return Config{ModelType: top.ModelType}, err
+	}
+	c := Config{BOSTokenID: -1, RopeTheta: 10000, RMSNormEps: 1e-6}
+	if a.defaults != nil {
+		a.defaults(&c)
+	}
+	body := data
+	if a.multimodal {
+		if len(top.TextConfig) == 0 || string(top.TextConfig) == "null" {
+			return c, fmt.Errorf("model: config.json: model_type %q needs a text_config", top.ModelType)
+		}
+		body = top.TextConfig
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&c); err != nil {
 		return c, fmt.Errorf("model: parse config.json: %w", err)
 	}
+	c.ModelType = top.ModelType
 	var raw struct {
-		EOS json.RawMessage `json:"eos_token_id"`
+		EOS     json.RawMessage `json:"eos_token_id"`
+		Pattern int             `json:"_sliding_window_pattern"`
 	}
-	if err := json.Unmarshal(data, &raw); err != nil {
+	if err := json.Unmarshal(body, &raw); err != nil {
 		return c, fmt.Errorf("model: parse config.json: %w", err)
 	}
-	if len(raw.EOS) > 0 && string(raw.EOS) != "null" {
+	if c.SlidingWindowPattern == 0 {
+		c.SlidingWindowPattern = raw.Pattern
+	}
+	eos := raw.EOS
+	if a.multimodal && len(top.EOS) > 0 && string(top.EOS) != "null" {
+		eos = top.EOS // the top level's list wins over text_config's
+	}
+	if len(eos) > 0 && string(eos) != "null" {
 		var one int
-		if err := json.Unmarshal(raw.EOS, &one); err == nil {
+		if err := json.Unmarshal(eos, &one); err == nil {
 			c.EOSTokenIDs = []int{one}
-		} else if err := json.Unmarshal(raw.EOS, &c.EOSTokenIDs); err != nil {
-			return c, fmt.Errorf("model: config.json: eos_token_id %s is neither a number nor a list", raw.EOS)
+		} else if err := json.Unmarshal(eos, &c.EOSTokenIDs); err != nil {
+			return c, fmt.Errorf("model: config.json: eos_token_id %s is neither a number nor a list", eos)
 		}
 	}
 	c = c.withDefaults()
@@ -98,13 +152,17 @@ func ParseConfig(data []byte) (Config, error) {
 }
 
 // withDefaults fills the fields HF derives when absent: num_key_value_heads
-// (= num_attention_heads) and head_dim (= hidden_size / num_attention_heads).
+// (= num_attention_heads), head_dim (= hidden_size / num_attention_heads)
+// and the family's own (Gemma's layer_types).
 func (c Config) withDefaults() Config {
 	if c.NumKeyValueHeads == 0 {
 		c.NumKeyValueHeads = c.NumAttentionHeads
 	}
 	if c.HeadDim == 0 && c.NumAttentionHeads > 0 {
 		c.HeadDim = c.HiddenSize / c.NumAttentionHeads
+	}
+	if a := c.arch(); a != nil && a.finish != nil {
+		a.finish(&c)
 	}
 	return c
 }
@@ -124,10 +182,9 @@ func ReadConfig(path string) (Config, error) {
 
 // Validate reports every invalid field at once.
 func (c Config) Validate() error {
-	switch c.ModelType {
-	case "llama", "qwen2":
-	default:
-		return fmt.Errorf("%w: model_type %q (want llama or qwen2)", ErrUnsupportedArch, c.ModelType)
+	a, err := lookupArch(c.ModelType)
+	if err != nil {
+		return err
 	}
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("model: config: "+format, args...)) }
@@ -155,12 +212,6 @@ func (c Config) Validate() error {
 	if c.RopeTheta <= 0 {
 		bad("rope_theta = %g, want > 0", c.RopeTheta)
 	}
-	if c.HiddenAct != "silu" {
-		errs = append(errs, fmt.Errorf("%w: hidden_act %q (want silu)", ErrUnsupportedArch, c.HiddenAct))
-	}
-	if c.UseSlidingWindow {
-		errs = append(errs, fmt.Errorf("%w: use_sliding_window", ErrUnsupportedArch))
-	}
 	if c.MLPBias {
 		errs = append(errs, fmt.Errorf("%w: mlp_bias", ErrUnsupportedArch))
 	}
@@ -170,30 +221,79 @@ func (c Config) Validate() error {
 			if rs.Factor <= 0 || rs.LowFreqFactor <= 0 || rs.HighFreqFactor <= rs.LowFreqFactor || rs.OriginalMaxPositionEmbeddings <= 0 {
 				bad("rope_scaling llama3 needs factor > 0, 0 < low_freq_factor < high_freq_factor and original_max_position_embeddings > 0")
 			}
+		case "linear":
+			if rs.Factor <= 0 {
+				bad("rope_scaling linear needs factor > 0")
+			}
 		case "default", "":
 		default:
-			errs = append(errs, fmt.Errorf("%w: rope_scaling type %q (want llama3)", ErrUnsupportedArch, rs.Kind()))
+			errs = append(errs, fmt.Errorf("%w: rope_scaling type %q (want llama3 or linear)", ErrUnsupportedArch, rs.Kind()))
 		}
+	}
+	if a.validate != nil {
+		errs = append(errs, a.validate(c)...)
 	}
 	return errors.Join(errs...)
 }
 
+// validateSiLU is the activation and sliding-window check of the Llama and
+// Qwen families (no sliding-window layers there).
+func validateSiLU(c Config) []error {
+	var errs []error
+	if c.HiddenAct != "silu" {
+		errs = append(errs, fmt.Errorf("%w: hidden_act %q (want silu)", ErrUnsupportedArch, c.HiddenAct))
+	}
+	if c.UseSlidingWindow || slices.Contains(c.LayerTypes, "sliding_attention") {
+		errs = append(errs, fmt.Errorf("%w: use_sliding_window for model_type %s", ErrUnsupportedArch, c.ModelType))
+	}
+	return errs
+}
+
+// IsSlidingLayer reports whether decoder layer i attends over a sliding
+// window of SlidingWindow keys (Gemma 3's local layers) rather than the
+// whole context.
+func (c Config) IsSlidingLayer(i int) bool {
+	return i >= 0 && i < len(c.LayerTypes) && c.LayerTypes[i] == "sliding_attention" && c.SlidingWindow > 0
+}
+
 // qkvBias reports whether q/k/v projections have biases.
-func (c Config) qkvBias() bool { return c.ModelType == "qwen2" || c.AttentionBias }
+func (c Config) qkvBias() bool { return c.arch().qkvBias(c) }
 
 // oBias reports whether the output projection has a bias.
-func (c Config) oBias() bool { return c.ModelType != "qwen2" && c.AttentionBias }
+func (c Config) oBias() bool { return c.arch().oBias(c) }
 
-// InvFreq returns RoPE's inverse frequencies (HeadDim/2 values), with
-// Llama 3 scaling applied when configured (as HF's _compute_llama3_parameters).
-func (c Config) InvFreq() []float64 {
+// InvFreq returns RoPE's inverse frequencies (HeadDim/2 values) of the
+// full-attention layers: base rope_theta, with rope_scaling applied (llama3
+// as HF's _compute_llama3_parameters; linear divides by factor).
+func (c Config) InvFreq() []float64 { return c.invFreq(c.RopeTheta, true) }
+
+// LayerInvFreq returns the inverse frequencies layer i uses: Gemma 3's
+// sliding layers take rope_local_base_freq, never scaled.
+func (c Config) LayerInvFreq(i int) []float64 {
+	if c.IsSlidingLayer(i) && c.RopeLocalBaseFreq > 0 {
+		return c.invFreq(c.RopeLocalBaseFreq, false)
+	}
+	return c.InvFreq()
+}
+
+func (c Config) invFreq(theta float64, scaled bool) []float64 {
 	half := c.HeadDim / 2
 	out := make([]float64, half)
 	for j := range out {
-		out[j] = 1 / math.Pow(c.RopeTheta, float64(2*j)/float64(c.HeadDim))
+		out[j] = 1 / math.Pow(theta, float64(2*j)/float64(c.HeadDim))
 	}
 	rs := c.RopeScaling
-	if rs == nil || rs.Kind() != "llama3" {
+	if rs == nil || !scaled {
+		return out
+	}
+	switch rs.Kind() {
+	case "linear":
+		for j := range out {
+			out[j] /= rs.Factor
+		}
+		return out
+	case "llama3":
+	default:
 		return out
 	}
 	old := float64(rs.OriginalMaxPositionEmbeddings)
@@ -212,9 +312,14 @@ func (c Config) InvFreq() []float64 {
 	return out
 }
 
-// MarshalJSON writes the config in HF layout, eos_token_id included.
+// MarshalJSON writes the config in HF layout, eos_token_id included. A
+// multimodal checkpoint's config is written as its language model alone
+// (e.g. gemma3 as gemma3_text, Gemma3ForCausalLM): that is what Save writes.
 func (c Config) MarshalJSON() ([]byte, error) {
 	type plain Config
+	if a := c.arch(); a != nil && a.multimodal {
+		c.ModelType = a.saveAs
+	}
 	m := map[string]any{}
 	b, err := json.Marshal(plain(c))
 	if err != nil {
@@ -233,11 +338,8 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	if c.BOSTokenID < 0 {
 		delete(m, "bos_token_id")
 	}
-	switch c.ModelType {
-	case "llama":
-		m["architectures"] = []string{"LlamaForCausalLM"}
-	case "qwen2":
-		m["architectures"] = []string{"Qwen2ForCausalLM"}
+	if a := c.arch(); a != nil {
+		m["architectures"] = []string{a.class}
 	}
 	m["torch_dtype"] = "float32"
 	return json.MarshalIndent(m, "", "  ")

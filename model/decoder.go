@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
@@ -56,12 +57,23 @@ func (f *fwd) linear(module string, x *Node, bias bool) *Node {
 	return y
 }
 
-// rmsNorm is w · x / sqrt(mean(x²) + eps) over the last axis. Div by Sqrt
-// rather than Rsqrt because Rsqrt has no gradient in gomlx v0.26.0.
+// rmsNorm is w · x / sqrt(mean(x²) + eps) over the last axis, or Gemma's
+// (1 + w) · x / sqrt(mean(x²) + eps), which HF computes in float32 before
+// casting back. Div by Sqrt rather than Rsqrt because Rsqrt has no gradient
+// in gomlx v0.26.0.
 func (f *fwd) rmsNorm(name string, x *Node) *Node {
+	dt := x.DType()
+	if f.m.cfg.arch().norm == normOnePlusW && dt != dtypes.Float32 {
+		x = ConvertDType(x, dtypes.Float32)
+	}
 	ms := ReduceAndKeep(Square(x), ReduceMean, -1)
 	x = Div(x, Sqrt(AddScalar(ms, f.m.cfg.RMSNormEps)))
-	return Mul(x, lastAxis(f.weight(x.Graph(), name), x.Rank()))
+	w := lastAxis(f.weight(x.Graph(), name), x.Rank())
+	if f.m.cfg.arch().norm == normOnePlusW {
+		w = OnePlus(ConvertDType(w, x.DType()))
+		return ConvertDType(Mul(x, w), dt)
+	}
+	return Mul(x, w)
 }
 
 // lastAxis reshapes a vector [n] to [1, ..., 1, n] of the given rank, for
@@ -78,13 +90,12 @@ func lastAxis(v *Node, rank int) *Node {
 // rope holds cos and sin tables [B, T, 1, hd] and the rotate-half matrix.
 type rope struct{ cos, sin, rot *Node }
 
-// newRope builds RoPE tables for positions [B, T] (any integer dtype).
-// Angles follow HF's "rotate_half" layout: frequency j and j+hd/2 are equal.
-func (f *fwd) newRope(positions *Node) rope {
+// newRope builds RoPE tables with inverse frequencies inv (HeadDim/2) for
+// positions [B, T] (any integer dtype). Angles follow HF's "rotate_half"
+// layout: frequency j and j+hd/2 are equal.
+func (f *fwd) newRope(positions *Node, inv []float64) rope {
 	g := positions.Graph()
-	cfg := f.m.cfg
-	hd := cfg.HeadDim
-	inv := cfg.InvFreq()
+	hd := f.m.cfg.HeadDim
 	freq := make([]float32, hd)
 	for j, v := range inv {
 		freq[j], freq[j+hd/2] = float32(v), float32(v)
@@ -118,16 +129,23 @@ type kvState struct{ k, v *Node }
 // [B, nkv, T, rep, S] mask of the keys each query may see (see scoreMask).
 // With cache == nil the keys are this call's own (S = T); otherwise the new
 // k/v (T must be 1) are written into the cache where the bool writeAt
-// [B, S, nkv, hd] is set, and attention runs over the whole cache. It returns the output [B, T, H] and the keys/values
-// attended over (the updated cache).
+// [B, S, nkv, hd] is set, and attention runs over the whole cache. It
+// returns the output [B, T, H] and the keys/values attended over (the
+// updated cache).
 func (f *fwd) attention(i int, h *Node, r rope, mask *Node, cache *kvState, writeAt *Node) (*Node, kvState) {
 	cfg := f.m.cfg
+	a := cfg.arch()
 	B, T := h.Shape().Dimensions[0], h.Shape().Dimensions[1]
 	nh, nkv, hd := cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.HeadDim
 	name := func(p string) string { return layerName(i, "self_attn."+p) }
 	q := Reshape(f.linear(name("q_proj"), h, cfg.qkvBias()), B, T, nh, hd)
 	k := Reshape(f.linear(name("k_proj"), h, cfg.qkvBias()), B, T, nkv, hd)
 	v := Reshape(f.linear(name("v_proj"), h, cfg.qkvBias()), B, T, nkv, hd)
+	if a.qkNorm {
+		// Per head over head_dim, before RoPE (Qwen3, Gemma 3).
+		q = f.rmsNorm(name("q_norm.weight"), q)
+		k = f.rmsNorm(name("k_norm.weight"), k)
+	}
 	q, k = r.apply(q), r.apply(k)
 	kv := kvState{k, v}
 	if cache != nil {
@@ -139,7 +157,11 @@ func (f *fwd) attention(i int, h *Node, r rope, mask *Node, cache *kvState, writ
 	// Query head n uses kv head n/rep: split heads as [kv group, rep].
 	q5 := Reshape(q, B, T, nkv, rep, hd)
 	scores := DotGeneral(q5, []int{4}, []int{0, 2}, kv.k, []int{3}, []int{0, 2}) // [B, G, T, R, S]
-	scores = MulScalar(scores, 1/sqrtF(hd))
+	scale := 1 / sqrtF(hd)
+	if a.attnScale != nil {
+		scale = a.attnScale(cfg)
+	}
+	scores = MulScalar(scores, scale)
 	scores = Where(mask, scores, scalarLike(scores, maskedScore))
 	probs := Softmax(scores, -1)
 	out := DotGeneral(probs, []int{4}, []int{0, 1}, kv.v, []int{1}, []int{0, 2}) // [B, G, T, R, hd]
@@ -169,39 +191,87 @@ func (f *fwd) scoreMask(allowed *Node) *Node {
 	return BroadcastToDims(Reshape(allowed, B, 1, T, 1, S), B, nkv, T, rep, S)
 }
 
-// mlp is down(silu(gate(h)) · up(h)).
+// mlp is down(act(gate(h)) · up(h)): SwiGLU, or GeGLU with the tanh GELU.
 func (f *fwd) mlp(i int, h *Node) *Node {
 	gate := f.linear(layerName(i, "mlp.gate_proj"), h, false)
 	up := f.linear(layerName(i, "mlp.up_proj"), h, false)
-	return f.linear(layerName(i, "mlp.down_proj"), Mul(Mul(gate, Sigmoid(gate)), up), false)
+	var act *Node
+	switch f.m.cfg.arch().act {
+	case actGELUTanh:
+		act = geluTanh(gate)
+	default:
+		act = Mul(gate, Sigmoid(gate))
+	}
+	return f.linear(layerName(i, "mlp.down_proj"), Mul(act, up), false)
 }
 
+// geluTanh is 0.5·z·(1 + tanh(sqrt(2/π)·(z + 0.044715·z³))), PyTorch's
+// gelu(approximate="tanh") (HF's gelu_pytorch_tanh).
+func geluTanh(z *Node) *Node {
+	inner := MulScalar(Add(z, MulScalar(Mul(Square(z), z), 0.044715)), math.Sqrt(2/math.Pi))
+	return Mul(MulScalar(z, 0.5), OnePlus(Tanh(inner)))
+}
+
+// masks are the bool visibility masks [B, T, S] of the full-attention
+// layers and, when the model has sliding-window layers, of those (their S
+// is the local cache's length while decoding).
+type masks struct{ full, local *Node }
+
+// writes are the scalar cache indices a decode step writes its keys to, in
+// the full caches and in the sliding layers' ring-buffer caches.
+type writes struct{ full, local *Node }
+
 // decoder runs embedding and all layers on ids [B, T]; see attention for
-// allowed, caches and writeAt (caches nil for a plain forward). It returns
-// hidden states [B, T, H] after the final norm, and each layer's keys/values.
-func (f *fwd) decoder(ids, positions, allowed *Node, caches []kvState, writeAt *Node) (*Node, []kvState) {
+// the masks, caches and write indices (caches nil for a plain forward). It
+// returns hidden states [B, T, H] after the final norm, and each layer's
+// keys/values.
+func (f *fwd) decoder(ids, positions *Node, allowed masks, caches []kvState, at writes) (*Node, []kvState) {
 	cfg := f.m.cfg
+	a := cfg.arch()
 	g := ids.Graph()
 	embed := f.weight(g, "model.embed_tokens.weight")
 	x := Gather(embed, ExpandAxes(ConvertDType(ids, dtypes.Int32), -1)) // [B, T, H]
-	r := f.newRope(positions)
-	mask := f.scoreMask(allowed)
-	var at *Node
-	if caches != nil {
-		// The cache index to write, as a mask shared by all layers.
-		dims := caches[0].k.Shape().Dimensions
-		at = Equal(Iota(g, shapes.Make(dtypes.Int32, dims...), 1), writeAt)
+	if a.embedScale {
+		// HF multiplies by sqrt(hidden) cast to the weights' dtype.
+		x = Mul(x, scalarLike(x, float64(float32(math.Sqrt(float64(cfg.HiddenSize))))))
 	}
+	ropes := map[bool]rope{}
+	scoreMasks := map[bool]*Node{}
+	writeAt := map[bool]*Node{}
 	kvs := make([]kvState, cfg.NumHiddenLayers)
 	for i := range cfg.NumHiddenLayers {
+		local := cfg.IsSlidingLayer(i)
+		if _, ok := ropes[local]; !ok {
+			ropes[local] = f.newRope(positions, cfg.LayerInvFreq(i))
+			m := allowed.full
+			if local {
+				m = allowed.local
+			}
+			scoreMasks[local] = f.scoreMask(m)
+		}
 		var c *kvState
 		if caches != nil {
 			c = &caches[i]
+			if _, ok := writeAt[local]; !ok {
+				// The cache index to write, as a mask shared by the layers of a kind.
+				w := at.full
+				if local {
+					w = at.local
+				}
+				dims := c.k.Shape().Dimensions
+				writeAt[local] = Equal(Iota(g, shapes.Make(dtypes.Int32, dims...), 1), w)
+			}
 		}
 		h := f.rmsNorm(layerName(i, "input_layernorm.weight"), x)
-		a, kv := f.attention(i, h, r, mask, c, at)
+		att, kv := f.attention(i, h, ropes[local], scoreMasks[local], c, writeAt[local])
 		kvs[i] = kv
-		x = Add(x, a)
+		if a.sandwich {
+			x = Add(x, f.rmsNorm(layerName(i, "post_attention_layernorm.weight"), att))
+			h = f.rmsNorm(layerName(i, "pre_feedforward_layernorm.weight"), x)
+			x = Add(x, f.rmsNorm(layerName(i, "post_feedforward_layernorm.weight"), f.mlp(i, h)))
+			continue
+		}
+		x = Add(x, att)
 		h = f.rmsNorm(layerName(i, "post_attention_layernorm.weight"), x)
 		x = Add(x, f.mlp(i, h))
 	}
@@ -214,15 +284,34 @@ func (f *fwd) lmHead(h *Node) *Node {
 	return DotGeneral(h, []int{h.Rank() - 1}, nil, w, []int{1}, nil)
 }
 
-// causalMask returns the bool [B, T, T] mask: query t sees key s when
-// s <= t and mask[b, s] is set (mask: [B, T], nonzero = real token).
-func causalMask(mask *Node) *Node {
+// causalMask returns the bool [B, T, T] masks: query t sees key s when
+// s <= t and mask[b, s] is set (mask: [B, T], nonzero = real token); in
+// sliding-window layers also t - s < sliding_window (HF's
+// sliding_window_overlay: a query sees the window's keys, itself included;
+// t and s index the padded sequence, as HF's cache positions).
+func (f *fwd) causalMask(mask *Node) masks {
 	g := mask.Graph()
 	B, T := mask.Shape().Dimensions[0], mask.Shape().Dimensions[1]
 	qi := Iota(g, shapes.Make(dtypes.Int32, B, T, T), 1)
 	ki := Iota(g, shapes.Make(dtypes.Int32, B, T, T), 2)
 	real := NotEqual(mask, ScalarZero(g, mask.DType()))
-	return LogicalAnd(LessOrEqual(ki, qi), BroadcastToDims(ExpandAxes(real, 1), B, T, T))
+	full := LogicalAnd(LessOrEqual(ki, qi), BroadcastToDims(ExpandAxes(real, 1), B, T, T))
+	out := masks{full: full}
+	if f.m.hasSlidingLayers() {
+		w := Const(g, int32(f.m.cfg.SlidingWindow))
+		out.local = LogicalAnd(full, LessThan(Sub(qi, ki), w))
+	}
+	return out
+}
+
+// hasSlidingLayers reports whether any layer is a sliding-window layer.
+func (m *Model) hasSlidingLayers() bool {
+	for i := range m.cfg.NumHiddenLayers {
+		if m.cfg.IsSlidingLayer(i) {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *Model) fwd(ctx *mlctx.Context, withAdapter bool) *fwd {
@@ -259,7 +348,7 @@ func (m *Model) LogitsRangeGraph(ctx *mlctx.Context, withAdapter bool, ids, mask
 		panic(fmt.Sprintf("model: LogitsRangeGraph: range [%d, %d) outside the %d positions", start, end, t))
 	}
 	f := m.fwd(ctx, withAdapter)
-	h, _ := f.decoder(ids, positions, causalMask(mask), nil, nil)
+	h, _ := f.decoder(ids, positions, f.causalMask(mask), nil, writes{})
 	if start > 0 || end < h.Shape().Dim(1) {
 		h = Slice(h, AxisRange(), AxisRange(start, end))
 	}

@@ -1,5 +1,7 @@
-// Package model implements the Llama-family decoder (Llama 2/3/3.1/3.2,
-// SmolLM2, Qwen2/2.5) on GoMLX: Hugging Face config.json and safetensors
+// Package model implements decoder-only language models on GoMLX — Llama
+// 2/3/3.1/3.2 and SmolLM2 (model_type llama), Qwen2/2.5 (qwen2), Qwen3
+// (qwen3), Gemma 3 (gemma3_text, and the language model of the multimodal
+// gemma3 checkpoints) — with Hugging Face config.json and safetensors
 // loading and saving, the forward pass as a graph builder, per-token
 // log-probs, and KV-cache generation with sampling and constrained decoding.
 //
@@ -31,6 +33,44 @@
 // New builds a model with random weights for a Config (SmolLM2Shaped gives
 // SmolLM2-135M's shape); Save and SaveHF write config.json +
 // model.safetensors in HF layout.
+//
+// # Architectures
+//
+// A family is one file plus a registration: llama.go (llama, qwen2),
+// qwen3.go, gemma3.go. Each builds an unexported arch value — config
+// defaults (HF's class defaults, for files that list only non-default keys),
+// derived fields and validation, the per-layer norm and bias tensors, and
+// the block's variations (norm formula w or 1+w, q/k norms, Gemma's
+// pre/post feed-forward norms, SiLU or tanh-GELU gate, embedding scale,
+// attention scale, multimodal name layout) — and calls register from init.
+// The decoder (decoder.go), Load, Generate and package lora stay generic.
+// Per-layer RoPE bases and sliding windows come from Config.LayerTypes
+// (IsSlidingLayer, LayerInvFreq).
+//
+// To add a family: copy the closest file, set modelType/class, fill in
+// defaults and validate, list the layer's extra tensors in layerWeights,
+// and if its block needs a variation the arch fields do not express, add
+// one field (with its default being the Llama behaviour) and use it in
+// decoder.go. Add a golden case with reference numbers to golden_test.go
+// and lora's test, and remove the model type from the relatives list in
+// arch.go if it is there. Unknown model types are rejected with the
+// supported list; known relatives (qwen3_moe, gemma2, gemma3n, mistral, …)
+// are named as such, wrapping ErrUnsupportedArch.
+//
+// Multimodal Gemma 3 checkpoints (Gemma3ForConditionalGeneration) load as
+// their language model: config from text_config over Gemma's defaults,
+// tensors language_model.model.X (or model.language_model.X) as model.X
+// (Config.CanonicalName), the vision tower and projector skipped with one
+// logged line. Save writes such a model as gemma3_text.
+//
+// # Sliding-window layers
+//
+// A Gemma 3 sliding layer's query sees sliding_window keys, itself
+// included, counted in the padded sequence (cache positions), as HF's
+// masking_utils. In generation its KV cache is a ring buffer of
+// min(sliding_window, cache length) slots — position p in slot p % window —
+// so at a long context 5 of 6 Gemma 3 layers keep only the window; the full
+// layers keep the whole context.
 //
 // # Graphs on the pure-Go backend
 //
@@ -65,6 +105,9 @@
 // # Reference
 //
 // The math follows transformers v4.43.4's LlamaForCausalLM and
-// Qwen2ForCausalLM (eager attention); tests compare logits, log-probs and
-// greedy generations with the golden files in ../shared/golden made by it.
+// Qwen2ForCausalLM and transformers' modeling_qwen3.py and
+// modeling_gemma3.py (eager attention); tests compare logits, BF16-weight
+// logits, log-probs, LoRA logits and greedy generations with the golden
+// files in ../shared/golden (qwen3-tiny, gemma3-tiny and gemma3-mm-tiny
+// besides llama-tiny and qwen2-tiny).
 package model

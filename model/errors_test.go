@@ -79,7 +79,14 @@ func TestBF16AndF16Decoding(t *testing.T) {
 // letting edit change the config text first.
 func copyCase(t *testing.T, edit func(cfg string) string) string {
 	t.Helper()
-	src := loadGolden(t, "qwen2-tiny").dir
+	return copyGolden(t, "qwen2-tiny", edit)
+}
+
+// copyGolden copies golden case name's config.json (edited) and
+// model.safetensors into a temporary directory.
+func copyGolden(t *testing.T, name string, edit func(cfg string) string) string {
+	t.Helper()
+	src := loadGolden(t, name).dir
 	dst := t.TempDir()
 	cfg, err := os.ReadFile(filepath.Join(src, "config.json"))
 	if err != nil {
@@ -106,7 +113,10 @@ func TestLoadErrors(t *testing.T) {
 		{"missing dir", func(t *testing.T) string { return filepath.Join(t.TempDir(), "nope") }, "model: read config: open", os.ErrNotExist},
 		{"unknown model_type", func(t *testing.T) string {
 			return copyCase(t, func(s string) string { return strings.Replace(s, `"qwen2"`, `"mamba"`, 1) })
-		}, `model: unsupported architecture: model_type "mamba" (want llama or qwen2)`, ErrUnsupportedArch},
+		}, `model: unsupported architecture: model_type "mamba" (want one of gemma3, gemma3_text, llama, qwen2, qwen3)`, ErrUnsupportedArch},
+		{"known relative", func(t *testing.T) string {
+			return copyCase(t, func(s string) string { return strings.Replace(s, `"qwen2"`, `"qwen3_moe"`, 1) })
+		}, `model_type "qwen3_moe" (Qwen3 mixture of experts) is a known relative that is not implemented; supported: gemma3, gemma3_text, llama, qwen2, qwen3`, ErrUnsupportedArch},
 		{"bad heads", func(t *testing.T) string {
 			return copyCase(t, func(s string) string {
 				return strings.Replace(s, `"num_key_value_heads": 2`, `"num_key_value_heads": 3`, 1)

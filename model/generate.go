@@ -48,6 +48,9 @@ type GenerateConfig struct {
 
 	// onStep, for tests, sees the raw logits [N*V] that chose each step's tokens.
 	onStep func(step int, logits []float32)
+	// onCaches, for tests, sees the KV caches after prefill (step 0) and
+	// after each decode step.
+	onCaches func(step int, caches []*tensors.Tensor)
 }
 
 // Completion is one generated sequence.
@@ -116,8 +119,13 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 		copy(logits[i*V:(i+1)*V], pl[(i/G)*V:(i/G+1)*V])
 	}
 
+	sliding := m.hasSlidingLayers()
+	Wc := m.localCacheLen(S)
 	decode, err := m.exec("decode", func(ctx *mlctx.Context, in []*Node) []*Node {
-		return m.decodeGraph(ctx, in[0], in[1], in[2], in[3], in[4:])
+		if sliding {
+			return m.decodeGraph(ctx, in[0], in[1], in[2], in[3], in[4], in[5], in[6:])
+		}
+		return m.decodeGraph(ctx, in[0], in[1], in[2], in[3], nil, nil, in[4:])
 	})
 	if err != nil {
 		return nil, err
@@ -144,6 +152,9 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 		}
 	}()
 	for step := 0; ; step++ {
+		if cfg.onCaches != nil {
+			cfg.onCaches(step, caches)
+		}
 		if cfg.onStep != nil {
 			cfg.onStep(step, logits)
 		}
@@ -181,6 +192,11 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 			tensors.FromFlatDataAndDimensions(slices.Clone(posNow), N, 1),
 			tensors.FromFlatDataAndDimensions(slices.Clone(kvmask), N, S),
 			tensors.FromScalar(int32(Tp + step)),
+		}
+		if sliding {
+			c := Tp + step
+			args = append(args, tensors.FromFlatDataAndDimensions(ringMask(kvmask, N, S, Wc, c), N, Wc),
+				tensors.FromScalar(int32(c%Wc)))
 		}
 		for _, c := range caches {
 			args = append(args, c)
@@ -247,44 +263,104 @@ func banStops(logits []float32, stops []int) {
 	}
 }
 
+// localCacheLen is the length of a sliding-window layer's KV cache when
+// the full caches hold S positions: the window, or S if shorter. The cache
+// is a ring buffer: cache position p lives in slot p % localCacheLen.
+func (m *Model) localCacheLen(S int) int {
+	if w := m.cfg.SlidingWindow; m.hasSlidingLayers() && w < S {
+		return w
+	}
+	return S
+}
+
+// ringMask returns the [N, Wc] visibility of a sliding layer's ring-buffer
+// slots for the token written at cache position c: slot j holds position
+// p = c - ((c - j) mod Wc), the last one written there, and is visible when
+// p >= 0 and kvmask[p] is set. With Wc = sliding_window the slots hold
+// exactly the window c-Wc+1..c (HF: kv_idx > q_idx - window); with Wc = S
+// (window >= S) every position so far is in the window anyway.
+func ringMask(kvmask []int32, N, S, Wc, c int) []int32 {
+	out := make([]int32, N*Wc)
+	for j := range Wc {
+		p := c - ((c-j)%Wc+Wc)%Wc
+		if p < 0 {
+			continue
+		}
+		for i := range N {
+			out[i*Wc+j] = kvmask[i*S+p]
+		}
+	}
+	return out
+}
+
 // prefillGraph runs the prompts [P, Tp] and returns the last position's
-// logits [P, V] followed by each layer's key and value caches
-// [P*G, S, nkv, hd] (prompt keys first, zeros after, rows repeated G times).
+// logits [P, V] followed by each layer's key and value caches, rows
+// repeated G times: [P*G, S, nkv, hd] for full-attention layers (prompt
+// keys first, zeros after), [P*G, Wc, nkv, hd] ring buffers for
+// sliding-window layers (see localCacheLen).
 func (m *Model) prefillGraph(ctx *mlctx.Context, ids, mask, pos *Node, S, G int) []*Node {
 	f := m.fwd(ctx, true)
 	P, Tp := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
-	h, kvs := f.decoder(ids, pos, causalMask(mask), nil, nil)
+	h, kvs := f.decoder(ids, pos, f.causalMask(mask), nil, writes{})
 	last := Slice(h, AxisRange(), AxisElem(Tp-1), AxisRange()) // [P, 1, H]
 	out := []*Node{Reshape(f.lmHead(last), P, m.cfg.VocabSize)}
 	nkv, hd := m.cfg.NumKeyValueHeads, m.cfg.HeadDim
-	grow := func(x *Node) *Node {
-		if S > Tp {
-			x = Concatenate([]*Node{x, Zeros(x.Graph(), shapes.Make(x.DType(), P, S-Tp, nkv, hd))}, 1)
+	Wc := m.localCacheLen(S)
+	grow := func(x *Node, local bool) *Node {
+		size := S
+		if local {
+			size = Wc
+		}
+		switch {
+		case Tp < size:
+			x = Concatenate([]*Node{x, Zeros(x.Graph(), shapes.Make(x.DType(), P, size-Tp, nkv, hd))}, 1)
+		case Tp > size:
+			// Keep the last size positions, position p in slot p % size:
+			// element e of the kept slice (position Tp-size+e) goes to slot (r+e) % size.
+			x = Slice(x, AxisRange(), AxisRange(Tp-size, Tp))
+			if r := (Tp - size) % size; r != 0 {
+				x = Concatenate([]*Node{
+					Slice(x, AxisRange(), AxisRange(size-r, size)),
+					Slice(x, AxisRange(), AxisRange(0, size-r)),
+				}, 1)
+			}
 		}
 		if G > 1 {
-			x = Reshape(BroadcastToDims(ExpandAxes(x, 1), P, G, S, nkv, hd), P*G, S, nkv, hd)
+			x = Reshape(BroadcastToDims(ExpandAxes(x, 1), P, G, size, nkv, hd), P*G, size, nkv, hd)
 		}
 		return x
 	}
-	for _, kv := range kvs {
-		out = append(out, grow(kv.k), grow(kv.v))
+	for i, kv := range kvs {
+		local := m.cfg.IsSlidingLayer(i)
+		out = append(out, grow(kv.k, local), grow(kv.v, local))
 	}
 	return out
 }
 
 // decodeGraph runs one token per row: ids and pos [N, 1], kvmask [N, S]
 // (keys visible to this step, the new one included), writeAt the scalar
-// cache index of the new token, caches 2·L tensors [N, S, nkv, hd]. It
-// returns logits [N, V] followed by the updated caches.
-func (m *Model) decodeGraph(ctx *mlctx.Context, ids, pos, kvmask, writeAt *Node, caches []*Node) []*Node {
+// cache index of the new token, and for models with sliding-window layers
+// localMask [N, Wc] and localAt, the same for their ring buffers (nil
+// otherwise); caches are 2·L tensors ([N, S, nkv, hd], or [N, Wc, nkv, hd]
+// for sliding layers). It returns logits [N, V] followed by the updated
+// caches.
+func (m *Model) decodeGraph(ctx *mlctx.Context, ids, pos, kvmask, writeAt, localMask, localAt *Node, caches []*Node) []*Node {
 	f := m.fwd(ctx, true)
-	N, S := kvmask.Shape().Dimensions[0], kvmask.Shape().Dimensions[1]
+	N := kvmask.Shape().Dimensions[0]
 	kvs := make([]kvState, len(caches)/2)
 	for i := range kvs {
 		kvs[i] = kvState{caches[2*i], caches[2*i+1]}
 	}
-	allowed := Reshape(NotEqual(kvmask, ScalarZero(kvmask.Graph(), kvmask.DType())), N, 1, S)
-	h, newKV := f.decoder(ids, pos, allowed, kvs, writeAt)
+	visible := func(x *Node) *Node {
+		n := x.Shape().Dimensions[1]
+		return Reshape(NotEqual(x, ScalarZero(x.Graph(), x.DType())), N, 1, n)
+	}
+	allowed := masks{full: visible(kvmask)}
+	at := writes{full: writeAt}
+	if localMask != nil {
+		allowed.local, at.local = visible(localMask), localAt
+	}
+	h, newKV := f.decoder(ids, pos, allowed, kvs, at)
 	out := []*Node{Reshape(f.lmHead(h), N, m.cfg.VocabSize)}
 	for _, kv := range newKV {
 		out = append(out, kv.k, kv.v)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -37,9 +38,20 @@ type Options struct {
 	// WeightsFile is the safetensors file inside the directory to load;
 	// "" means model.safetensors, else model.safetensors.index.json.
 	WeightsFile string
+	// Logf receives Load's informational lines (e.g. that a multimodal
+	// checkpoint's vision tower was skipped); nil means log.Printf.
+	Logf func(format string, args ...any)
 }
 
-// Model is a Llama-family decoder whose weights live as variables of a GoMLX
+func (o *Options) logf(format string, args ...any) {
+	if o != nil && o.Logf != nil {
+		o.Logf(format, args...)
+		return
+	}
+	log.Printf(format, args...)
+}
+
+// Model is a decoder (any supported family) whose weights live as variables of a GoMLX
 // context, one per HF tensor (see ScopeOf). A Model is not safe for
 // concurrent use.
 type Model struct {
@@ -71,7 +83,8 @@ func newEmpty(cfg Config, opts *Options) (*Model, error) {
 }
 
 // New returns a model with random weights for cfg (normal with std 0.02 as
-// HF's initializer_range, norms at 1, biases 0), drawn from seed. It
+// HF's initializer_range, norms at 1 — a (1+w) norm's w at 0 — biases 0),
+// drawn from seed. It
 // registers the fast DotGeneral gradient (internal/vjp) for the process.
 func New(cfg Config, seed uint64, opts *Options) (*Model, error) {
 	m, err := newEmpty(cfg, opts)
@@ -87,8 +100,10 @@ func New(cfg Config, seed uint64, opts *Options) (*Model, error) {
 		data := make([]float32, n)
 		switch {
 		case len(w.Shape) == 1 && !isBias(w.Name):
-			for i := range data {
-				data[i] = 1
+			if m.cfg.arch().norm == normW {
+				for i := range data {
+					data[i] = 1
+				}
 			}
 		case isBias(w.Name):
 		default:
@@ -122,7 +137,14 @@ func Load(dir string, opts *Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	where := map[string]*safetensorsFile{}
+	// where maps each canonical name to its file and the name in that file
+	// (a multimodal checkpoint's language_model.model.X is model.X).
+	type loc struct {
+		f    *safetensorsFile
+		name string
+	}
+	where := map[string]loc{}
+	skipped := 0
 	for _, path := range files {
 		s, err := openSafetensors(path)
 		if err != nil {
@@ -130,21 +152,29 @@ func Load(dir string, opts *Options) (*Model, error) {
 		}
 		defer s.Close()
 		for name := range s.header.Tensors {
-			where[name] = s
+			canon, vision := cfg.CanonicalName(name)
+			if vision {
+				skipped++
+				continue
+			}
+			where[canon] = loc{s, name}
 		}
+	}
+	if skipped > 0 {
+		opts.logf("model: %s: loading the language model only; skipped %d vision-tower and projector tensors", dir, skipped)
 	}
 	var errs []error
 	for _, w := range cfg.Weights() {
-		s, ok := where[w.Name]
+		l, ok := where[w.Name]
 		if !ok {
 			errs = append(errs, &WeightError{Name: w.Name, Want: w.Shape})
 			continue
 		}
-		if got := s.header.Tensors[w.Name].Shape; !slices.Equal(got, w.Shape) {
+		if got := l.f.header.Tensors[l.name].Shape; !slices.Equal(got, w.Shape) {
 			errs = append(errs, &WeightError{Name: w.Name, Want: w.Shape, Got: got})
 			continue
 		}
-		data, _, err := s.readF32(w.Name)
+		data, _, err := l.f.readF32(l.name)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -353,14 +383,4 @@ func SaveHF(dir string, cfg Config, ts []NamedTensor) error {
 }
 
 // NumParams returns the number of scalar weights (tied embeddings counted once).
-func (m *Model) NumParams() int {
-	n := 0
-	for _, w := range m.cfg.Weights() {
-		k := 1
-		for _, d := range w.Shape {
-			k *= d
-		}
-		n += k
-	}
-	return n
-}
+func (m *Model) NumParams() int { return int(m.cfg.NumParams()) }

@@ -65,12 +65,13 @@ type WeightSpec struct {
 func (c Config) Weights() []WeightSpec {
 	h, hd := c.HiddenSize, c.HeadDim
 	q, kv := c.NumAttentionHeads*hd, c.NumKeyValueHeads*hd
+	a := c.arch()
 	ws := []WeightSpec{{"model.embed_tokens.weight", []int{c.VocabSize, h}}}
 	for i := range c.NumHiddenLayers {
 		add := func(module string, shape ...int) {
 			ws = append(ws, WeightSpec{layerName(i, module), shape})
 		}
-		add("input_layernorm.weight", h)
+		a.layerWeights(c, i, add)
 		add("self_attn.q_proj.weight", q, h)
 		add("self_attn.k_proj.weight", kv, h)
 		add("self_attn.v_proj.weight", kv, h)
@@ -83,7 +84,6 @@ func (c Config) Weights() []WeightSpec {
 		if c.oBias() {
 			add("self_attn.o_proj.bias", h)
 		}
-		add("post_attention_layernorm.weight", h)
 		add("mlp.gate_proj.weight", c.IntermediateSize, h)
 		add("mlp.up_proj.weight", c.IntermediateSize, h)
 		add("mlp.down_proj.weight", h, c.IntermediateSize)
@@ -93,4 +93,73 @@ func (c Config) Weights() []WeightSpec {
 		ws = append(ws, WeightSpec{"lm_head.weight", []int{c.VocabSize, h}})
 	}
 	return ws
+}
+
+// NumParams returns the number of scalar weights a model with config c
+// has (tied embeddings counted once; a multimodal checkpoint's language
+// model only).
+func (c Config) NumParams() int64 {
+	var n int64
+	for _, w := range c.Weights() {
+		k := int64(1)
+		for _, d := range w.Shape {
+			k *= int64(d)
+		}
+		n += k
+	}
+	return n
+}
+
+// Prefixes of a multimodal Gemma 3 checkpoint: hub files (transformers
+// 4.50–4.57 save them so) and the module tree of transformers >= 4.52,
+// which PEFT adapters trained with it use.
+const (
+	mmFileLM   = "language_model.model."
+	mmFileHead = "language_model.lm_head."
+	mmModuleLM = "model.language_model."
+)
+
+// visionPrefixes are a multimodal checkpoint's non-text parts.
+var visionPrefixes = []string{"vision_tower.", "multi_modal_projector.", "model.vision_tower.", "model.multi_modal_projector."}
+
+// CanonicalName maps a tensor or module name as a checkpoint or a PEFT
+// adapter of this model writes it to the name the model uses (its
+// text-only HF name, as in Weights). For a multimodal checkpoint
+// "language_model.model.X" and "model.language_model.X" become "model.X",
+// "language_model.lm_head.X" becomes "lm_head.X", and vision is true for
+// the vision tower's and projector's tensors, which a text model skips.
+// Other names are returned unchanged.
+func (c Config) CanonicalName(name string) (canonical string, vision bool) {
+	if a := c.arch(); a == nil || !a.multimodal {
+		return name, false
+	}
+	for _, p := range visionPrefixes {
+		if strings.HasPrefix(name, p) {
+			return name, true
+		}
+	}
+	if rest, ok := strings.CutPrefix(name, mmFileLM); ok {
+		return "model." + rest, false
+	}
+	if rest, ok := strings.CutPrefix(name, mmModuleLM); ok {
+		return "model." + rest, false
+	}
+	if rest, ok := strings.CutPrefix(name, mmFileHead); ok {
+		return "lm_head." + rest, false
+	}
+	return name, false
+}
+
+// ModuleName is CanonicalName's inverse for the module tree of current
+// transformers (>= 4.52), whose names PEFT puts in adapter keys:
+// "model.layers.0.self_attn.q_proj" is "model.language_model.layers.0.self_attn.q_proj"
+// in a multimodal Gemma 3 and unchanged elsewhere.
+func (c Config) ModuleName(name string) string {
+	if a := c.arch(); a == nil || !a.multimodal {
+		return name
+	}
+	if rest, ok := strings.CutPrefix(name, "model."); ok {
+		return mmModuleLM + rest
+	}
+	return name
 }
