@@ -206,6 +206,18 @@ type Config struct {
 	// and entropy_coef. Default 0. TRL 1.10: entropy_coef (before 1.10
 	// grpokit's own bonus, weighted like the policy tokens).
 	EntropyCoef float64 `json:"entropy_coef"`
+	// DynamicSampling is DAPO's dynamic sampling (not in TRL): groups whose
+	// rewards all tie carry no signal, so after each generation the trainer
+	// draws more prompts (uniformly, seeded) until the batch holds
+	// PromptsPerStep groups with reward spread or DynamicSamplingMaxRounds
+	// extra rounds are spent; then it tops up with tied groups. The step
+	// logs dynamic_sampling/groups_drawn, groups_dropped and rounds.
+	// Train only (TrainEnv rejects it). Default false.
+	DynamicSampling bool `json:"dynamic_sampling"`
+	// DynamicSamplingMaxRounds bounds the extra generation rounds of one
+	// batch (DAPO's max_num_gen_batches); at least 1 with DynamicSampling.
+	// Default 10.
+	DynamicSamplingMaxRounds int `json:"dynamic_sampling_max_rounds"`
 	// DropZeroStdGroups leaves groups whose rewards all tie out of the loss
 	// (their advantages are 0 anyway; this keeps them from diluting the
 	// token normalizer — DAPO's dynamic sampling without resampling).
@@ -322,6 +334,7 @@ func DefaultConfig() Config {
 		ScaleRewards:              ScaleGroup,
 		MultiObjectiveAggregation: SumThenNormalize,
 		NumIterations:             1,
+		DynamicSamplingMaxRounds:  10,
 		LearningRate:              1e-6,
 		LRSchedulerType:           ScheduleLinear,
 		AdamBeta1:                 0.9,
@@ -471,6 +484,9 @@ func (c Config) Validate() error {
 			bad("RewardWeights", c.RewardWeights, fmt.Sprintf("weight %d is not a finite number", i))
 			break
 		}
+	}
+	if c.DynamicSampling && c.DynamicSamplingMaxRounds < 1 {
+		bad("DynamicSamplingMaxRounds", c.DynamicSamplingMaxRounds, "must be at least 1 with DynamicSampling (it bounds the extra draws)")
 	}
 	if c.NumIterations < 1 {
 		bad("NumIterations", c.NumIterations, "must be at least 1")

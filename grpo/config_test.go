@@ -54,6 +54,8 @@ func TestValidateMessages(t *testing.T) {
 			[]string{"grpo: config: TopEntropyQuantile = 1.2: must be in [0, 1]"}},
 		{"delta", func(c *Config) { d := -1.0; c.Delta = &d },
 			[]string{"grpo: config: Delta = -1: must be a finite number > 0"}},
+		{"dynamic sampling rounds", func(c *Config) { c.DynamicSampling = true; c.DynamicSamplingMaxRounds = 0 },
+			[]string{"grpo: config: DynamicSamplingMaxRounds = 0: must be at least 1 with DynamicSampling"}},
 		{"aggregation", func(c *Config) { c.MultiObjectiveAggregation = "sum" },
 			[]string{`grpo: config: MultiObjectiveAggregation = "sum": must be "sum_then_normalize" or "normalize_then_sum"`}},
 		{"scale rewards", func(c *Config) { c.ScaleRewards = "" },

@@ -18,7 +18,11 @@ import (
 // "loss", "reward", "reward_std", "rewards/<name>/mean", "rewards/<name>/std",
 // "rewards/<name>/failures", "frac_reward_zero_std", "kl" (when Beta > 0),
 // "entropy", "clip_ratio/low_mean", "clip_ratio/low_min",
-// "clip_ratio/high_mean", "clip_ratio/high_max", "clip_ratio/region_mean",
+// "clip_ratio/high_mean", "clip_ratio/high_max", "clip_ratio/region_mean"
+// (clipped loss types), "cispo_clip_ratio" (cispo), "vespo/phi_seq_mean"
+// (vespo), "policy_loss" and "entropy_coef" (with an entropy bonus),
+// "dynamic_sampling/groups_drawn", "dynamic_sampling/groups_dropped",
+// "dynamic_sampling/rounds" (with DynamicSampling),
 // "completions/mean_length", "completions/min_length",
 // "completions/max_length", "completions/clipped_ratio",
 // "completions/{mean,min,max}_terminated_length", "learning_rate",

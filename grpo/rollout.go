@@ -31,6 +31,7 @@ type source interface {
 type rewardTally struct {
 	failures         []int
 	generate, reward time.Duration
+	dynamic          dynamicDraws
 }
 
 // generateOptions returns the sampling options for a seed.
@@ -108,7 +109,11 @@ func (s *datasetSource) rollouts(ctx context.Context, t *Trainer, k int, tally *
 		}
 		prompts[j] = ex
 	}
-	return t.generateAndScore(ctx, prompts, 0, ids, t.seed(k, 0), tally)
+	rows, err := t.generateAndScore(ctx, prompts, 0, ids, t.seed(k, 0), tally)
+	if err != nil || !t.cfg.DynamicSampling {
+		return rows, err
+	}
+	return s.refill(ctx, t, k, rows, tally)
 }
 
 // envSource plays PromptsPerStep episodes per rollout batch in lockstep.
@@ -289,6 +294,11 @@ func rolloutMetrics(t *Trainer, rows []*row, adv Advantages, tally rewardTally) 
 		m["completions/max_terminated_length"] = 0
 	}
 	m["rollouts"] = n
+	if t.cfg.DynamicSampling {
+		m["dynamic_sampling/groups_drawn"] = float64(tally.dynamic.drawn)
+		m["dynamic_sampling/groups_dropped"] = float64(tally.dynamic.dropped)
+		m["dynamic_sampling/rounds"] = float64(tally.dynamic.rounds)
+	}
 	m["_step_tokens"] = stepTokens
 	m["_timing/generate"] = tally.generate.Seconds()
 	m["_timing/reward"] = tally.reward.Seconds()

@@ -197,6 +197,9 @@ func (t *Trainer) TrainEnv(ctx context.Context, env Env) error {
 	if t.cfg.MaxSteps < 1 {
 		return errors.New("grpo: TrainEnv: Config.MaxSteps must be > 0 for an Env")
 	}
+	if t.cfg.DynamicSampling {
+		return errors.New("grpo: TrainEnv: Config.DynamicSampling works with Train (a Dataset) only")
+	}
 	return t.run(ctx, &envSource{env: env}, t.cfg.MaxSteps)
 }
 
