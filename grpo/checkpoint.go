@@ -134,7 +134,7 @@ func (t *Trainer) Save(outputDir string) (string, error) {
 	if err := swapIn(outputDir, name, tmp); err != nil {
 		return fail(err)
 	}
-	t.rel.lastSave = time.Now()
+	t.rel.lastSave, t.rel.savedStep = time.Now(), t.step
 	if err := pruneCheckpoints(outputDir, t.cfg.SaveTotalLimit, t.runID(), final); err != nil {
 		return final, err
 	}
@@ -603,6 +603,7 @@ func (t *Trainer) Resume(path string) error {
 	t.step, t.numTokens = st.Step, st.NumTokens
 	t.rel.resumed = true
 	t.rel.id = st.RunID
+	t.rel.savedStep = st.Step
 	return nil
 }
 

@@ -71,7 +71,11 @@
 // panicking, NaN or hung reward never stops training: the Evaluator scores
 // it 0 and the step's metrics count it under rewards/<name>/failures.
 // Train checks its context between steps; when it ends, Train writes a
-// checkpoint and returns context.Cause(ctx).
+// checkpoint and returns context.Cause(ctx). Any other error also saves the
+// last completed step first. A step whose loss or gradient norm is NaN or
+// ±Inf is not applied and is counted (metric "nonfinite");
+// Config.MaxNonFiniteSteps of them in a row stop training with
+// ErrNonFinite, without saving.
 //
 // NewTrainer registers the two-DotGeneral gradient of internal/vjp in
 // GoMLX's process-wide table (as model.Load does).

@@ -2,9 +2,15 @@ package grpo
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"os"
+	"strings"
 	"time"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/reward"
 )
 
@@ -51,3 +57,102 @@ func rewardEvaluator(c Config, rewards []reward.Named) *reward.Evaluator {
 
 // finite reports whether x is neither NaN nor ±Inf.
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// guardedUpdate takes the optimizer step from grads only when loss and
+// norm (the gradients' global norm) are finite: every variable the update
+// changes (weights, AdamW moments, step counters) gets
+// Where(finite, new, old), so a NaN or infinite step leaves the weights
+// and the optimizer state exactly as they were. It returns the flag (a
+// boolean scalar). A NaN loss of an earlier micro-batch shows in norm,
+// since its gradients were accumulated. It is a graph builder and panics
+// on error.
+func guardedUpdate(ctx *mlctx.Context, opt gradientOptimizer, grads []*graph.Node, loss, norm *graph.Node) *graph.Node {
+	g := norm.Graph()
+	ok := graph.LogicalAnd(graph.IsFinite(loss), graph.IsFinite(norm))
+	opt.UpdateGraphWithGradients(ctx, grads, dtypes.Float32)
+	for v := range ctx.IterVariables() {
+		if !v.ChangedInGraph(g) || strings.HasPrefix(v.Scope(), accScope) {
+			continue
+		}
+		old := g.GetParameterByName(v.ParameterName())
+		if old == nil {
+			panic(fmt.Sprintf("grpo: variable %s changed in the training graph without a parameter", v.ScopeAndName()))
+		}
+		updated := v.ValueGraph(g)
+		v.SetValueGraph(graph.Where(graph.BroadcastToShape(ok, updated.Shape()), updated, old))
+	}
+	return ok
+}
+
+// guardStep records in m whether the step just taken had a finite loss and
+// gradient norm ("nonfinite": 1 when not, and then it was not applied),
+// keeps the count of such steps in a row, and logs each one with the
+// rewards of its batch.
+func (t *Trainer) guardStep(m Metrics, applied bool) {
+	bad := !applied || !finite(m["loss"]) || !finite(m["grad_norm"])
+	if !bad {
+		m["nonfinite"] = 0
+		t.rel.nonFinite = 0
+		return
+	}
+	m["nonfinite"] = 1
+	t.rel.nonFinite++
+	t.rel.totalNonFinite++
+	w := t.Progress
+	if w == nil {
+		w = os.Stderr
+	}
+	fmt.Fprintf(w, "grpo: step %d: loss %v, grad_norm %v: not applied (%d in a row; MaxNonFiniteSteps %d); %s\n",
+		t.step, m["loss"], m["grad_norm"], t.rel.nonFinite, t.cfg.MaxNonFiniteSteps, t.rewardSummary())
+}
+
+// rewardSummary describes the rewards of the current rollout batch for a
+// log line: each reward's mean and failures, and the first totals.
+func (t *Trainer) rewardSummary() string {
+	if t.buf == nil {
+		return "no rollouts"
+	}
+	var b strings.Builder
+	b.WriteString("rewards:")
+	for _, r := range t.rewards {
+		fmt.Fprintf(&b, " %s mean %v failures %v;", r.Name, t.buf.Metrics["rewards/"+r.Name+"/mean"], t.buf.Metrics["rewards/"+r.Name+"/failures"])
+	}
+	b.WriteString(" totals [")
+	for i, r := range t.buf.Rows {
+		if i == 16 {
+			fmt.Fprintf(&b, " … %d more", len(t.buf.Rows)-16)
+			break
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%g", r.Reward)
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+// nonFiniteStop returns an error wrapping ErrNonFinite once
+// MaxNonFiniteSteps steps in a row were not finite.
+func (t *Trainer) nonFiniteStop() error {
+	if t.rel.nonFinite < t.cfg.MaxNonFiniteSteps {
+		return nil
+	}
+	return fmt.Errorf("grpo: step %d: %d steps in a row had a NaN or infinite loss or gradient norm (MaxNonFiniteSteps %d); "+
+		"none was applied, the weights are those after step %d: %w",
+		t.step, t.rel.nonFinite, t.cfg.MaxNonFiniteSteps, t.step-t.rel.nonFinite, ErrNonFinite)
+}
+
+// failed saves the last completed step after a training error (other than
+// cancellation) and returns err, joined with the save's error if any. It
+// does not save after a step that was not finite, nor a step already saved.
+func (t *Trainer) failed(err error) error {
+	if t.cfg.OutputDir == "" || t.rel.nonFinite > 0 || t.rel.savedStep == t.step {
+		return err
+	}
+	path, serr := t.Save(t.cfg.OutputDir)
+	if serr != nil {
+		return errors.Join(err, serr)
+	}
+	return fmt.Errorf("%w (step %d saved in %s)", err, t.step, path)
+}

@@ -26,7 +26,9 @@ import (
 // "completions/mean_length", "completions/min_length",
 // "completions/max_length", "completions/clipped_ratio",
 // "completions/{mean,min,max}_terminated_length", "learning_rate",
-// "grad_norm" (before clipping), "num_tokens", "rollouts", "step_time",
+// "grad_norm" (before clipping), "nonfinite" (1 for a step whose loss or
+// gradient norm was NaN or ±Inf and was therefore not applied, else 0),
+// "num_tokens", "rollouts", "step_time",
 // "generate_time", "train_time" (seconds) and "tokens_per_second".
 //
 // generate_time is the whole rollout phase of a step; these split it (in
@@ -51,7 +53,8 @@ const (
 
 // ReadMetrics reads a metrics.jsonl file written by the trainer: one
 // Metrics per line, in step order. Lines that are not JSON objects of
-// numbers give an error naming the line.
+// numbers give an error naming the line; null (a NaN or ±Inf value, see
+// Trainer) reads as NaN.
 func ReadMetrics(path string) ([]Metrics, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -66,9 +69,16 @@ func ReadMetrics(path string) ([]Metrics, error) {
 		if text == "" {
 			continue
 		}
-		var m Metrics
-		if err := json.Unmarshal([]byte(text), &m); err != nil {
+		var raw map[string]*float64
+		if err := json.Unmarshal([]byte(text), &raw); err != nil {
 			return nil, fmt.Errorf("grpo: read metrics: %s:%d: %w", path, line, err)
+		}
+		m := make(Metrics, len(raw))
+		for k, v := range raw {
+			m[k] = math.NaN() // null: a NaN or ±Inf value
+			if v != nil {
+				m[k] = *v
+			}
 		}
 		out = append(out, m)
 	}
@@ -172,7 +182,7 @@ func truncateAfterStep(path string, step int) error {
 // write appends one step's metrics, and its fresh rollouts when asked.
 func (o *outputs) write(m Metrics, rows []*row, logRollouts bool) error {
 	if o.metrics != nil {
-		data, err := json.Marshal(finiteMetrics(m))
+		data, err := json.Marshal(jsonMetrics(m))
 		if err != nil {
 			return fmt.Errorf("grpo: metrics: %w", err)
 		}
@@ -195,11 +205,15 @@ func (o *outputs) write(m Metrics, rows []*row, logRollouts bool) error {
 	return nil
 }
 
-// finiteMetrics drops NaN and ±Inf values, which JSON cannot hold.
-func finiteMetrics(m Metrics) Metrics {
-	out := make(Metrics, len(m))
+// jsonMetrics returns m for JSON: NaN and ±Inf, which JSON cannot hold,
+// become null (ReadMetrics reads null back as NaN), so a non-finite step
+// shows in the file instead of silently lacking its keys.
+func jsonMetrics(m Metrics) map[string]any {
+	out := make(map[string]any, len(m))
 	for k, v := range m {
-		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			out[k] = nil
+		} else {
 			out[k] = v
 		}
 	}

@@ -26,12 +26,14 @@ type runState struct {
 	nonFinite      int
 	totalNonFinite int
 	lastSave       time.Time // when the last checkpoint was written (or the run started)
+	savedStep      int       // step of the last checkpoint written or resumed; -1 for none
 }
 
 // saveDue reports whether a checkpoint is due after the step just taken:
-// every SaveSteps steps, or SaveMinutes after the last save.
+// every SaveSteps steps, or SaveMinutes after the last save, but not after
+// a step that was skipped as non-finite.
 func (t *Trainer) saveDue() bool {
-	if t.cfg.OutputDir == "" {
+	if t.cfg.OutputDir == "" || t.rel.nonFinite > 0 {
 		return false
 	}
 	if t.cfg.SaveSteps > 0 && t.step%t.cfg.SaveSteps == 0 {

@@ -184,7 +184,8 @@ func (t *Trainer) extraInputs(in []*Node) (old, ref *Node, allowed []*Node) {
 // set it adds the micro-batch's gradients to the accumulators (and, when
 // applying, uses their sum); when apply is set it clips the gradients by
 // global norm, takes the AdamW step and clears the accumulators. Outputs:
-// loss, statistics, and (apply only) the gradient norm before clipping.
+// loss, statistics, and (apply only) the gradient norm before clipping and
+// whether the step was applied (see guardedUpdate).
 func (t *Trainer) trainGraph(accumulate, apply bool) func(ctx *mlctx.Context, in []*Node) []*Node {
 	return func(ctx *mlctx.Context, in []*Node) []*Node {
 		ctx = ctx.Checked(false)
@@ -237,8 +238,8 @@ func (t *Trainer) trainGraph(accumulate, apply bool) func(ctx *mlctx.Context, in
 				grads[i] = Mul(grads[i], coef)
 			}
 		}
-		t.opt.UpdateGraphWithGradients(ctx, grads, dtypes.Float32)
-		return []*Node{loss, stats, norm}
+		applied := guardedUpdate(ctx, t.opt, grads, loss, norm)
+		return []*Node{loss, stats, norm, applied}
 	}
 }
 

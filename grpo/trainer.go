@@ -116,6 +116,7 @@ func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, e
 		constraint: constraintOf(policy),
 		ownVars:    map[*mlctx.Variable]bool{},
 		permEpoch:  -1,
+		rel:        runState{savedStep: -1},
 	}
 	for i, w := range cfg.RewardWeights {
 		t.rewards[i].Weight = w // TRL's reward_weights replace the Named weights
@@ -223,10 +224,10 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 			if ctx.Err() != nil {
 				return t.stop(ctx)
 			}
-			return err
+			return t.failed(err)
 		}
 		if err := out.write(m, rows, t.cfg.LogCompletions); err != nil {
-			return err
+			return t.failed(err)
 		}
 		if t.cfg.LoggingSteps > 0 && (t.step%t.cfg.LoggingSteps == 0 || t.step == total) {
 			w := t.Progress
@@ -238,13 +239,16 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 		if t.OnStep != nil {
 			t.OnStep(m)
 		}
+		if err := t.nonFiniteStop(); err != nil {
+			return err
+		}
 		if t.saveDue() {
 			if _, err := t.Save(t.cfg.OutputDir); err != nil {
 				return err
 			}
 		}
 	}
-	if t.cfg.OutputDir != "" {
+	if t.cfg.OutputDir != "" && t.rel.savedStep != t.step {
 		if _, err := t.Save(t.cfg.OutputDir); err != nil {
 			return err
 		}
@@ -255,7 +259,7 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 // stop saves a checkpoint after cancellation and returns the cause.
 func (t *Trainer) stop(ctx context.Context) error {
 	cause := context.Cause(ctx)
-	if t.cfg.OutputDir != "" {
+	if t.cfg.OutputDir != "" && t.rel.savedStep != t.step {
 		if _, err := t.Save(t.cfg.OutputDir); err != nil {
 			return errors.Join(cause, err)
 		}
@@ -285,6 +289,7 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 	var loss float64
 	stats := newStepStats()
 	var gradNorm float64
+	applied := true
 	for j, mb := range t.buf.Micro {
 		exec := t.accumExec
 		switch {
@@ -301,6 +306,9 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 		stats.add(tensors.MustCopyFlatData[float32](outs[1]))
 		if len(outs) > 2 {
 			gradNorm = float64(tensors.ToScalar[float32](outs[2]))
+		}
+		if len(outs) > 3 {
+			applied = tensors.ToScalar[bool](outs[3])
 		}
 	}
 	t.step++
@@ -331,6 +339,7 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 		}
 	}
 	m["tokens_per_second"] = t.buf.Metrics["_step_tokens"] / stepTime.Seconds()
+	t.guardStep(m, applied)
 	return m, fresh, nil
 }
 

@@ -26,9 +26,12 @@
 // # Safety
 //
 // Rewards are user code. Evaluator calls each one in its own goroutine
-// under a bounded worker pool, recovers a panic, replaces NaN and ±Inf by
-// 0, and gives up on a call after a timeout (that result is 0; the
-// abandoned goroutine may keep running, but the step does not wait for it).
+// under a bounded worker pool, recovers a panic, replaces NaN, ±Inf and
+// scores beyond ±MaxScore (which would overflow a sum) by 0, and gives up
+// on a call after a timeout (that result is 0; the step does not wait for
+// it). Go cannot stop a goroutine: an abandoned call of a plain Func keeps
+// running until it returns, while a ContextScorer sees its context
+// cancelled and can stop.
 // Each kind of failure is counted per reward so the trainer can log it, as
 // net/http contains a panic to its own request. Safe wraps a single Func
 // the same way, without counting.

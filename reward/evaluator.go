@@ -13,6 +13,22 @@ import (
 // Timeout is zero.
 const DefaultTimeout = 10 * time.Second
 
+// MaxScore bounds the magnitude of a usable score, raw and weighted: a
+// larger one (math.MaxFloat64, say) is finite but overflows to ±Inf when a
+// group of scores is summed or squared for a standard deviation, so it
+// counts as a NonFinite failure and scores 0.
+const MaxScore = 1e150
+
+// ContextScorer is an optional interface of a Scorer: Call gives
+// ScoreContext a context that is cancelled when the call times out (or
+// its own context ends), so a reward that watches it can stop. A Scorer
+// without it cannot be stopped (Go has no way to end a goroutine): a call
+// that hangs keeps its goroutine until it returns.
+type ContextScorer interface {
+	Scorer
+	ScoreContext(ctx context.Context, s Sample) float64
+}
+
 // Failure says why one reward call did not give a usable score.
 type Failure int
 
@@ -20,7 +36,7 @@ type Failure int
 const (
 	OK        Failure = iota // the call returned a finite score
 	Panicked                 // the reward panicked
-	NonFinite                // the reward returned NaN or ±Inf
+	NonFinite                // the reward returned NaN, ±Inf or a score beyond ±MaxScore
 	TimedOut                 // the reward did not return within the timeout
 )
 
@@ -117,8 +133,11 @@ func (e *Evaluator) Evaluate(ctx context.Context, samples []Sample) (*Result, er
 			defer wg.Done()
 			for j := range jobs {
 				// Each (r, i) cell is written by exactly one worker.
-				res.Scores[j.r][j.i], res.Failures[j.r][j.i] =
-					Call(ctx, e.Rewards[j.r].Scorer, samples[j.i], timeout)
+				v, f := Call(ctx, e.Rewards[j.r].Scorer, samples[j.i], timeout)
+				if w := e.Rewards[j.r].Weight * v; f == OK && !(math.Abs(w) <= MaxScore) {
+					v, f = 0, NonFinite // the weighted score would overflow the total
+				}
+				res.Scores[j.r][j.i], res.Failures[j.r][j.i] = v, f
 			}
 		}()
 	}
@@ -159,23 +178,31 @@ feed:
 }
 
 // Call runs s.Score(sample) in its own goroutine and returns its score, or
-// 0 and the kind of failure when it panics, returns NaN/±Inf or does not
-// return within timeout (or before ctx ends, which counts as a timeout).
-// A call that times out keeps running in the background; Call does not
-// wait for it.
+// 0 and the kind of failure when it panics, returns NaN/±Inf or a score
+// beyond ±MaxScore, or does not return within timeout (or before ctx
+// ends, which counts as a timeout). A call that times out keeps running in
+// the background; Call does not wait for it. When s is a ContextScorer, its
+// context is cancelled as Call returns, so it can stop.
 func Call(ctx context.Context, s Scorer, sample Sample, timeout time.Duration) (float64, Failure) {
 	type outcome struct {
 		v        float64
 		panicked bool
 	}
 	done := make(chan outcome, 1) // buffered: an abandoned call never blocks
+	callCtx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops a ContextScorer that overran
 	go func() {
 		defer func() {
 			if recover() != nil {
 				done <- outcome{panicked: true}
 			}
 		}()
-		v := s.Score(sample)
+		var v float64
+		if cs, ok := s.(ContextScorer); ok {
+			v = cs.ScoreContext(callCtx, sample)
+		} else {
+			v = s.Score(sample)
+		}
 		done <- outcome{v: v}
 	}()
 	timer := time.NewTimer(timeout)
@@ -185,7 +212,7 @@ func Call(ctx context.Context, s Scorer, sample Sample, timeout time.Duration) (
 		switch {
 		case o.panicked:
 			return 0, Panicked
-		case math.IsNaN(o.v) || math.IsInf(o.v, 0):
+		case !(math.Abs(o.v) <= MaxScore): // NaN, ±Inf, or overflowing when summed
 			return 0, NonFinite
 		}
 		return o.v, OK
