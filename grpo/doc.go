@@ -88,12 +88,17 @@
 //
 // # References
 //
-// The advantages, the loss types (grpo, bnpo, dr_grpo, dapo), the clipping
-// with Epsilon and EpsilonHigh, the k3 KL estimator and the metric names
-// follow TRL v0.21.0's GRPOTrainer (commit 46d09bd2408f17605409fb3ee8ba12705add7faa);
-// tests match its numbers (../shared/golden). GRPO is from DeepSeekMath
-// (Shao et al., 2024), DAPO from Yu et al. (2025), Dr. GRPO from Liu et al.
-// (2025).
+// The advantages (scale_rewards, multi_objective_aggregation, reward
+// weights), the loss types (dapo — the default —, grpo, bnpo, dr_grpo,
+// cispo, sapo, luspo, vespo), GSPO's sequence-level ratio, the clipping
+// with Epsilon, EpsilonHigh and Delta, the entropy and off-policy masks,
+// the k3 KL estimator (optionally bias-corrected), the entropy bonus and the
+// metric names follow TRL 1.10's GRPOTrainer (commit
+// f2cd57710ae345ea6428ae95363267fcf38a3dc8); tests match its numbers
+// (../shared/golden/trl-1.10) and TRL v0.21.0's
+// (../shared/golden/llama-tiny). LOSSES.md in this directory says when to
+// pick which loss type, with the paper each comes from. Dynamic sampling
+// (Config.DynamicSampling) is DAPO's (Yu et al., 2025); TRL does not have it.
 //
 // Package grpotest has a fake Policy and TestEnv, a conformance check for
 // Env implementations.
