@@ -26,7 +26,7 @@ import (
 type config struct {
 	exkit.Config
 	// MaxCompletion is the most tokens generated per answer.
-	MaxCompletion int `json:"max_completion"`
+	MaxCompletion int `json:"max_completion_length"`
 	// Plain gives the tiny model the seed's chat prompt (system prompt and
 	// question) instead of the bare question.
 	Plain bool `json:"plain_prompt"`

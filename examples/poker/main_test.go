@@ -122,7 +122,7 @@ func TestTinyPromptTokens(t *testing.T) {
 func TestParseConfigFile(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "poker.json")
-	if err := os.WriteFile(file, []byte(`{"steps": 5, "lr": 0.01, "time_limit": "2m", "drop_tied": true}`), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(`{"max_steps": 5, "learning_rate": 0.01, "time_limit": "2m", "drop_tied": true}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg := defaults()
@@ -133,6 +133,18 @@ func TestParseConfigFile(t *testing.T) {
 		t.Errorf("steps %d lr %g time %s generations %d drop_tied %t; want 7 (flag wins), 0.01 (file), 2m0s, 8 (default), true",
 			cfg.Steps, cfg.LR, cfg.TimeLimit.String(), cfg.Generations, cfg.DropTied)
 	}
+	// YAML, with TRL's names for the shared settings and the task's.
+	yml := filepath.Join(dir, "poker.yaml")
+	if err := os.WriteFile(yml, []byte("max_steps: 9\nnum_generations: 4\nlr_scheduler_type: cosine\nentropy_coef: 0.01\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg = defaults()
+	if err := parse(&cfg, []string{"-config", yml}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Steps != 9 || cfg.Generations != 4 || cfg.Schedule != "cosine" || cfg.Entropy != 0.01 {
+		t.Errorf("YAML: steps %d generations %d schedule %s entropy %g", cfg.Steps, cfg.Generations, cfg.Schedule, cfg.Entropy)
+	}
 }
 
 func TestBadInput(t *testing.T) {
@@ -141,7 +153,7 @@ func TestBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	badJSON := filepath.Join(t.TempDir(), "bad.json")
-	if err := os.WriteFile(badJSON, []byte(`{"stepz": 5}`), 0o644); err != nil {
+	if err := os.WriteFile(badJSON, []byte(`{"max_step": 5}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -152,7 +164,7 @@ func TestBadInput(t *testing.T) {
 		{"no tokenizer", []string{"-model", noTok}, "has no tokenizer.json"},
 		{"missing model folder", []string{"-model", filepath.Join(noTok, "nope")}, "not a folder"},
 		{"bad train mode", []string{"-train", "half"}, `-train "half": want full or lora`},
-		{"unknown config field", []string{"-config", badJSON}, `unknown field "stepz"`},
+		{"unknown config field", []string{"-config", badJSON}, `unknown key "max_step" (did you mean "max_steps"?)`},
 		{"missing config file", []string{"-config", filepath.Join(noTok, "none.json")}, "no such file"},
 		{"bad duration", []string{"-time", "soon"}, "not a duration"},
 		{"bad schedule", []string{"-schedule", "fast"}, `-schedule "fast": want linear, cosine or constant`},

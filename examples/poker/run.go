@@ -29,10 +29,10 @@ type config struct {
 	Layers int `json:"layers"`
 	// Entropy is the trainer's EntropyCoef: it keeps the policy from
 	// collapsing onto a few labels before it has learned them.
-	Entropy float64 `json:"entropy"`
+	Entropy float64 `json:"entropy_coef"`
 	// Schedule is the learning-rate decay after warmup: linear, cosine or
 	// constant.
-	Schedule string `json:"schedule"`
+	Schedule string `json:"lr_scheduler_type"`
 	// Scale divides centred rewards: group, batch or none.
 	Scale string `json:"scale_rewards"`
 	// DropTied leaves groups whose rewards all tie out of the loss

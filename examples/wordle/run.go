@@ -30,7 +30,7 @@ type config struct {
 	// the empty board.
 	MaxEarlier int `json:"max_earlier"`
 	// MaxCompletion is the most tokens generated per move.
-	MaxCompletion int `json:"max_completion"`
+	MaxCompletion int `json:"max_completion_length"`
 }
 
 // defaults are the settings of `go run ./examples/wordle`.

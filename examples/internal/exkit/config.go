@@ -1,39 +1,43 @@
 package exkit
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/internal/strictcfg"
 )
 
 // Config holds the settings every example shares. Zero fields mean the
-// example's defaults (see each example's defaults function); JSON names are
-// the flag names.
+// example's defaults (see each example's defaults function). In a -config
+// file (JSON or YAML) the keys are TRL's names where TRL has the setting
+// (max_steps, num_generations, learning_rate, beta, temperature, seed,
+// output_dir, model_name_or_path, lora_r), else the json tags below; the
+// flags keep short names (-steps, -lr, -out, ...).
 type Config struct {
 	// Model is a Hugging Face model folder (config.json, model.safetensors,
 	// tokenizer.json); "" builds the tiny embedded model.
-	Model string `json:"model"`
+	Model string `json:"model_name_or_path"`
 	// Backend names the GoMLX backend ("go", "xla:cpu", "xla:cuda"); ""
 	// uses $GOMLX_BACKEND, else the pure-Go backend.
 	Backend string `json:"backend"`
 	// Train is "full" (every weight trains) or "lora".
 	Train string `json:"train"`
 	// LoRARank is the LoRA rank r (alpha is 2r).
-	LoRARank int `json:"lora_rank"`
+	LoRARank int `json:"lora_r"`
 	// Steps is the number of GRPO optimizer steps.
-	Steps int `json:"steps"`
+	Steps int `json:"max_steps"`
 	// Generations is G, the completions sampled per prompt.
-	Generations int `json:"generations"`
-	// Prompts is the prompts (episodes) per optimizer step.
+	Generations int `json:"num_generations"`
+	// Prompts is the prompts (episodes) per optimizer step (TRL counts
+	// completions instead: per_device_train_batch_size = prompts ×
+	// num_generations).
 	Prompts int `json:"prompts"`
 	// LR is the peak learning rate.
-	LR float64 `json:"lr"`
+	LR float64 `json:"learning_rate"`
 	// Beta weights the KL penalty; 0 keeps no reference model.
 	Beta float64 `json:"beta"`
 	// Temperature is the sampling temperature during training.
@@ -45,7 +49,7 @@ type Config struct {
 	// after training.
 	Eval int `json:"eval"`
 	// Out is the output folder (metrics, plots, checkpoints, tiny model).
-	Out string `json:"out"`
+	Out string `json:"output_dir"`
 	// Seed seeds model init, data and sampling.
 	Seed int64 `json:"seed"`
 	// Data is the task's data folder or file, where the task has one.
@@ -135,12 +139,14 @@ func (c *Config) Register(fs *flag.FlagSet) {
 }
 
 // Parse parses args into cfg (which holds the defaults): flags, then, when
-// -config names a JSON file, that file's fields, then again the flags given
-// explicitly, so that a flag beats the file and the file beats defaults.
-// extra, if not nil, registers task-specific flags on the same FlagSet.
+// -config names a file (JSON, or YAML for *.yaml/*.yml), that file's
+// settings, then again the flags given explicitly, so that a flag beats
+// the file and the file beats defaults. An unknown key in the file is an
+// error naming the nearest known key. extra, if not nil, registers
+// task-specific flags on the same FlagSet.
 func Parse(name string, cfg any, common *Config, extra func(fs *flag.FlagSet), args []string) error {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	configFile := fs.String("config", "", "JSON file with settings (flag names as keys); flags given on the command line win")
+	configFile := fs.String("config", "", "JSON or YAML file of settings (TRL's names: max_steps, learning_rate, …); flags given on the command line win")
 	common.Register(fs)
 	if extra != nil {
 		extra(fs)
@@ -154,30 +160,12 @@ func Parse(name string, cfg any, common *Config, extra func(fs *flag.FlagSet), a
 	if *configFile == "" {
 		return nil
 	}
-	data, err := os.ReadFile(*configFile)
-	if err != nil {
-		return fmt.Errorf("%s: config: %w", name, err)
-	}
-	if err := decodeStrict(data, cfg); err != nil {
-		return fmt.Errorf("%s: config %s: %w", name, *configFile, err)
+	if err := strictcfg.DecodeFile(*configFile, cfg); err != nil {
+		return fmt.Errorf("%s: config %w", name, err)
 	}
 	// Parsing args again re-applies the flags given on the command line,
 	// so that they win over the file.
 	return fs.Parse(args)
-}
-
-// decodeStrict decodes JSON into v, rejecting unknown fields so that a typo
-// in a config file is an error, not a silently ignored setting.
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("trailing data after the JSON object")
-	}
-	return nil
 }
 
 // Validate checks the shared fields.
