@@ -120,6 +120,14 @@ type Config struct {
 	// TopK keeps the K most likely tokens; 0 disables it. Default 0.
 	// TRL: top_k.
 	TopK int `json:"top_k"`
+	// MinP keeps the tokens whose probability is at least MinP times the
+	// most likely token's; 0 disables it (TRL's None). In [0, 1]; typical
+	// values 0.01–0.2. Default 0. TRL 1.10: min_p.
+	MinP float64 `json:"min_p"`
+	// RepetitionPenalty penalizes tokens already in the prompt or the
+	// completion: above 1 discourages repeats, below 1 encourages them.
+	// Default 1 (none); must be > 0. TRL 1.10: repetition_penalty.
+	RepetitionPenalty float64 `json:"repetition_penalty"`
 	// MinCompletionLength keeps EOS (and the other stop tokens) from being
 	// sampled before a completion has this many tokens; equal to
 	// MaxCompletionLength it forces every completion to that length
@@ -321,6 +329,7 @@ func DefaultConfig() Config {
 		MaxCompletionLength:       512,
 		Temperature:               1.0,
 		TopP:                      1.0,
+		RepetitionPenalty:         1.0,
 		Epsilon:                   0.2,
 		LossType:                  LossDAPO,
 		ImportanceSamplingLevel:   LevelToken,
@@ -420,6 +429,12 @@ func (c Config) Validate() error {
 	}
 	if !(c.TopP > 0 && c.TopP <= 1) {
 		bad("TopP", c.TopP, "must be in (0, 1]")
+	}
+	if !(c.MinP >= 0 && c.MinP <= 1) {
+		bad("MinP", c.MinP, "must be in [0, 1] (0 disables min-p)")
+	}
+	if !(c.RepetitionPenalty > 0) || !finite(c.RepetitionPenalty) {
+		bad("RepetitionPenalty", c.RepetitionPenalty, "must be a finite number > 0 (1 means none)")
 	}
 	if c.TopK < 0 {
 		bad("TopK", c.TopK, "must be ≥ 0 (0 disables top-k)")

@@ -22,7 +22,8 @@ func TestDefaultConfigValid(t *testing.T) {
 		c.OffPolicyMaskThreshold != nil || c.UseBiasCorrectionKL || c.EntropyCoef != 0 ||
 		c.SAPOTemperaturePos != 1 || c.SAPOTemperatureNeg != 1.05 ||
 		c.VESPOKPos != 2 || c.VESPOLambdaPos != 3 || c.VESPOKNeg != 3 || c.VESPOLambdaNeg != 2 ||
-		c.MultiObjectiveAggregation != SumThenNormalize || c.RewardWeights != nil {
+		c.MultiObjectiveAggregation != SumThenNormalize || c.RewardWeights != nil ||
+		c.MinP != 0 || c.RepetitionPenalty != 1 {
 		t.Errorf("DefaultConfig() = %+v differs from TRL 1.10", c)
 	}
 	if got := c.EffectiveEpsilonHigh(); got != 0.2 {
@@ -56,6 +57,9 @@ func TestValidateMessages(t *testing.T) {
 			[]string{"grpo: config: Delta = -1: must be a finite number > 0"}},
 		{"dynamic sampling rounds", func(c *Config) { c.DynamicSampling = true; c.DynamicSamplingMaxRounds = 0 },
 			[]string{"grpo: config: DynamicSamplingMaxRounds = 0: must be at least 1 with DynamicSampling"}},
+		{"min p", func(c *Config) { c.MinP = -0.1 }, []string{"grpo: config: MinP = -0.1: must be in [0, 1]"}},
+		{"repetition penalty", func(c *Config) { c.RepetitionPenalty = 0 },
+			[]string{"grpo: config: RepetitionPenalty = 0: must be a finite number > 0"}},
 		{"aggregation", func(c *Config) { c.MultiObjectiveAggregation = "sum" },
 			[]string{`grpo: config: MultiObjectiveAggregation = "sum": must be "sum_then_normalize" or "normalize_then_sum"`}},
 		{"scale rewards", func(c *Config) { c.ScaleRewards = "" },

@@ -52,6 +52,8 @@ type GenerateOptions struct {
 	Temperature         float64 // > 0
 	TopP                float64 // in (0, 1]; 1 disables
 	TopK                int     // 0 disables
+	MinP                float64 // in [0, 1]; 0 disables (HF min_p)
+	RepetitionPenalty   float64 // HF repetition_penalty; 0 or 1 disables
 	Seed                uint64  // seeds the sampler
 }
 

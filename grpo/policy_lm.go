@@ -242,8 +242,12 @@ func (p *LMPolicy) Generate(ctx context.Context, prompts []Example, n int, opts 
 		Temperature:    opts.Temperature,
 		TopK:           opts.TopK,
 		TopP:           topP,
+		MinP:           opts.MinP,
 		Seed:           opts.Seed,
 		Constraint:     p.opts.Constraint,
+	}
+	if opts.RepetitionPenalty != 0 {
+		cfg.RepetitionPenalty = opts.RepetitionPenalty
 	}
 	if p.tok != nil {
 		cfg.StopIDs, cfg.PadID = p.tok.EOS, p.tok.PAD

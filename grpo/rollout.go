@@ -43,6 +43,8 @@ func (t *Trainer) generateOptions(seed uint64) GenerateOptions {
 		Temperature:         t.cfg.Temperature,
 		TopP:                t.cfg.TopP,
 		TopK:                t.cfg.TopK,
+		MinP:                t.cfg.MinP,
+		RepetitionPenalty:   t.cfg.RepetitionPenalty,
 		Seed:                seed,
 	}
 }

@@ -30,6 +30,15 @@ type GenerateConfig struct {
 	// TopP keeps the smallest set of tokens whose probability reaches P
 	// (nucleus sampling); 0 or 1 means all.
 	TopP float64
+	// MinP keeps the tokens whose probability is at least MinP times the
+	// most likely token's (HF min_p, applied after TopK and TopP); 0 means
+	// all. In [0, 1].
+	MinP float64
+	// RepetitionPenalty divides the positive logits and multiplies the
+	// negative ones of every token already in the prompt or the completion
+	// (HF repetition_penalty, applied before Temperature, greedy included);
+	// 0 or 1 means none. Must be ≥ 0.
+	RepetitionPenalty float64
 	// Seed seeds the sampler: equal seeds and inputs give equal outputs.
 	Seed uint64
 	// StopIDs end a completion (the stop id is kept as its last token). The
@@ -168,6 +177,9 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 			if len(out[i].Tokens) < cfg.MinNewTokens {
 				banStops(row, stops)
 			}
+			if cfg.RepetitionPenalty != 0 && cfg.RepetitionPenalty != 1 {
+				penalizeRepeats(row, prompts[i/G], out[i].Tokens, cfg.RepetitionPenalty)
+			}
 			tok, err := pick(row, out[i].Tokens, cfg, rng)
 			if err != nil {
 				return nil, err
@@ -227,9 +239,10 @@ func (m *Model) checkGenerate(prompts [][]int, cfg GenerateConfig) error {
 	if cfg.MinNewTokens < 0 || cfg.MinNewTokens > cfg.MaxNewTokens {
 		errs = append(errs, fmt.Errorf("model: generate: MinNewTokens = %d, want 0…MaxNewTokens (%d)", cfg.MinNewTokens, cfg.MaxNewTokens))
 	}
-	if cfg.NumGenerations < 0 || cfg.TopK < 0 || cfg.TopP < 0 || cfg.TopP > 1 || cfg.Temperature < 0 {
-		errs = append(errs, fmt.Errorf("model: generate: bad sampling settings (NumGenerations %d, TopK %d, TopP %g, Temperature %g)",
-			cfg.NumGenerations, cfg.TopK, cfg.TopP, cfg.Temperature))
+	if cfg.NumGenerations < 0 || cfg.TopK < 0 || cfg.TopP < 0 || cfg.TopP > 1 || cfg.Temperature < 0 ||
+		!(cfg.MinP >= 0 && cfg.MinP <= 1) || !(cfg.RepetitionPenalty >= 0) || math.IsInf(cfg.RepetitionPenalty, 0) {
+		errs = append(errs, fmt.Errorf("model: generate: bad sampling settings (NumGenerations %d, TopK %d, TopP %g, MinP %g, RepetitionPenalty %g, Temperature %g)",
+			cfg.NumGenerations, cfg.TopK, cfg.TopP, cfg.MinP, cfg.RepetitionPenalty, cfg.Temperature))
 	}
 	if cfg.PadID < 0 || cfg.PadID >= m.cfg.VocabSize {
 		errs = append(errs, fmt.Errorf("model: generate: PadID %d outside the vocabulary (%d)", cfg.PadID, m.cfg.VocabSize))
@@ -481,6 +494,19 @@ func pick(logits []float32, prefix []int, cfg GenerateConfig, rng *rand.Rand) (i
 			sum += c.p
 		}
 	}
+	if cfg.MinP > 0 {
+		// cs[i].p is exp(logit − max) and the most likely token is still
+		// in cs, so its probability is 1 on this scale.
+		kept := cs[:0]
+		sum = 0
+		for _, c := range cs {
+			if c.p >= cfg.MinP {
+				kept = append(kept, c)
+				sum += c.p
+			}
+		}
+		cs = kept
+	}
 	u := rng.Float64() * sum
 	for _, c := range cs {
 		u -= c.p
@@ -489,4 +515,24 @@ func pick(logits []float32, prefix []int, cfg GenerateConfig, rng *rand.Rand) (i
 		}
 	}
 	return cs[len(cs)-1].id, nil
+}
+
+// penalizeRepeats applies HF's repetition penalty to one row's logits: the
+// logit of every token of prompt or generated is divided by penalty when
+// positive and multiplied by it when negative.
+func penalizeRepeats(logits []float32, prompt, generated []int, penalty float64) {
+	seen := make(map[int]bool, len(prompt)+len(generated))
+	for _, ids := range [][]int{prompt, generated} {
+		for _, id := range ids {
+			if id < 0 || id >= len(logits) || seen[id] {
+				continue
+			}
+			seen[id] = true
+			if l := float64(logits[id]); l < 0 {
+				logits[id] = float32(l * penalty)
+			} else {
+				logits[id] = float32(l / penalty)
+			}
+		}
+	}
 }
