@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/grpokit/grpokit/grpo"
+)
+
+// evalCmd is "grpokit eval": the greedy rewards of a model on a run
+// config's eval examples (the trained model of -model/-adapter, default
+// the config's own model).
+func evalCmd(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	configPath := fs.String("config", "", "the run config (dataset, rewards, constraint, eval sections)")
+	modelDir := fs.String("model", "", "model folder to evaluate (default: the config's model)")
+	adapterDir := fs.String("adapter", "", "LoRA adapter folder applied to -model")
+	n := fs.Int("n", 0, "examples evaluated (default: the config's eval.n, else 100)")
+	show := fs.Int("show", 3, "completions printed")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	c, err := loadRunConfig(*configPath)
+	if err != nil {
+		return err
+	}
+	if *n > 0 {
+		c.Eval.N = *n
+	} else if c.Eval.N == 0 {
+		c.Eval.N = 100
+	}
+	var s *setup
+	if *modelDir != "" {
+		c.Model.Tiny, c.Model.Path = nil, folder(*modelDir)
+		c.Model.UsePEFT = false
+		s = &setup{}
+		if s.train, s.eval, err = loadData(&c); err != nil {
+			return err
+		}
+		if s.rewards, err = buildRewards(c.Rewards); err != nil {
+			return err
+		}
+		if s.loaded, err = loadModel(*modelDir, *adapterDir, os.Stderr); err != nil {
+			return err
+		}
+		if s.policy, err = s.loaded.policy(); err != nil {
+			return err
+		}
+	} else {
+		// The config's own model, untrained (a tiny one is built afresh).
+		c.OutputDir = os.TempDir()
+		if s, err = prepare(&c, out); err != nil {
+			return err
+		}
+	}
+	res, err := grpo.Evaluate(ctx, s.policy, s.eval, s.rewards, grpo.EvalOptions{
+		MaxCompletionLength: max(c.Eval.MaxCompletionLength, c.MaxCompletionLength), MaxPromptLength: c.MaxPromptLength})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "eval (greedy, %d examples): reward %.3f\n", len(res.Completions), res.Reward)
+	for _, st := range res.Scores.Stats {
+		fmt.Fprintf(out, "  %-20s mean %.3f  std %.3f\n", st.Name, st.Mean, st.Std)
+	}
+	for i := range min(*show, len(res.Completions)) {
+		fmt.Fprintf(out, "--- %q → %q (answer %q)\n", s.eval[i].Text(), res.Completions[i], s.eval[i].Answer)
+	}
+	return nil
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/grpokit/grpokit/grpo"
+)
+
+// generateCmd is "grpokit generate": complete one prompt.
+func generateCmd(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
+	var s sampling
+	s.register(fs)
+	prompt := fs.String("prompt", "", "the prompt")
+	n := fs.Int("n", 1, "completions to sample")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *prompt == "" {
+		return usageError{errors.New("grpokit generate: -prompt is required")}
+	}
+	l, err := loadModel(s.model, s.adapter, os.Stderr)
+	if err != nil {
+		return err
+	}
+	p, err := l.policy()
+	if err != nil {
+		return err
+	}
+	comps, err := p.Generate(ctx, []grpo.Example{s.example(l, nil, *prompt)}, max(1, *n), s.options())
+	if err != nil {
+		return err
+	}
+	for i, c := range comps {
+		if len(comps) > 1 {
+			fmt.Fprintf(out, "--- %d\n", i+1)
+		}
+		fmt.Fprintln(out, c.Text)
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/lora"
+	"github.com/grpokit/grpokit/model"
+	"github.com/grpokit/grpokit/tokenizer"
+)
+
+// loaded is a model ready to run: weights, tokenizer, adapter and the
+// constraint it was trained under.
+type loaded struct {
+	model      *model.Model
+	tok        *tokenizer.Pretrained
+	adapter    *lora.Adapter
+	constraint model.Constraint
+}
+
+// folder resolves a checkpoint-N folder to its policy/ subfolder.
+func folder(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, "policy")); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
+			return filepath.Join(dir, "policy")
+		}
+	}
+	return dir
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// loadModel reads the model folder dir (a Hugging Face folder, a saved
+// final/ or a checkpoint-N) and, when adapterDir is set, the PEFT adapter
+// there. The tokenizer comes from the adapter's folder when it has one,
+// else from dir; so does constraint.json. A constraint that was not saved
+// is reported on warn.
+func loadModel(dir, adapterDir string, warn io.Writer) (*loaded, error) {
+	if dir == "" {
+		return nil, usageError{errors.New("grpokit: -model is required")}
+	}
+	dir = folder(dir)
+	if !exists(filepath.Join(dir, "config.json")) {
+		if exists(filepath.Join(dir, "adapter_config.json")) {
+			return nil, fmt.Errorf("grpokit: %s holds a LoRA adapter: give the base model as -model and this folder as -adapter", dir)
+		}
+		return nil, fmt.Errorf("grpokit: %s has no config.json (not a model folder)", dir)
+	}
+	m, err := model.Load(dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	l := &loaded{model: m}
+	tokDir, dirs := dir, []string{dir}
+	if adapterDir != "" {
+		adapterDir = folder(adapterDir)
+		if l.adapter, err = lora.Load(m, adapterDir); err != nil {
+			return nil, err
+		}
+		if exists(filepath.Join(adapterDir, "tokenizer.json")) {
+			tokDir = adapterDir
+		}
+		dirs = []string{adapterDir, dir}
+	}
+	if l.tok, err = tokenizer.LoadDir(tokDir); err != nil {
+		return nil, err
+	}
+	for _, d := range dirs {
+		c, err := model.LoadConstraint(d)
+		if errors.Is(err, model.ErrConstraintNotSaved) {
+			fmt.Fprintf(warn, "grpokit: warning: %v; running unconstrained\n", err)
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
+			l.constraint = c
+			break
+		}
+	}
+	return l, nil
+}
+
+// policy returns the LMPolicy of l (never trains: no reference copy).
+func (l *loaded) policy() (*grpo.LMPolicy, error) {
+	return grpo.NewLMPolicy(l.model, l.adapter, l.tok, &grpo.LMPolicyOptions{Constraint: l.constraint})
+}
+
+// choicesTrie is the constraint admitting exactly one of choices, then EOS.
+func choicesTrie(tok *tokenizer.Pretrained, choices []string) (model.Constraint, error) {
+	if len(tok.EOS) == 0 {
+		return nil, errors.New("grpokit: constraint: the tokenizer has no EOS token")
+	}
+	var seqs [][]int
+	for _, c := range choices {
+		ids := tok.Tokenizer.Encode(c, false)
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("grpokit: constraint: choice %q encodes to no tokens", c)
+		}
+		seqs = append(seqs, ids)
+	}
+	return model.NewTrie(seqs, tok.EOS[0]), nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,109 @@
+// Command grpokit trains, runs, merges and evaluates language models with
+// GRPO from a config file, for people who would rather not write Go:
+//
+//	go install github.com/grpokit/grpokit/cmd/grpokit@latest
+//	grpokit train -config run.yaml          # GRPO (TRL's GRPOConfig names)
+//	grpokit generate -model runs/x/final -prompt "2+2="
+//	grpokit chat -model DIR [-adapter DIR]
+//	grpokit eval -config run.yaml -model runs/x/final
+//	grpokit merge -model BASE -adapter runs/x/final -out merged
+//	grpokit plot runs/x/metrics.jsonl
+//
+// Run a subcommand with -h for its flags. train's config file is YAML or
+// JSON: the training settings with TRL's names at the top level
+// (max_steps, learning_rate, num_generations, per_device_train_batch_size,
+// beta, ...; see grpo.Config), and the sections model, dataset, rewards,
+// constraint, sft and eval (see examples/configs/). An unknown key is an
+// error naming the nearest known one. Ctrl-C stops training after saving
+// a checkpoint; "resume: true" (or -resume) continues from the newest one.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+// commands maps each subcommand to its function; each lives in its own file.
+var commands = map[string]func(ctx context.Context, args []string, out io.Writer) error{
+	"train":    trainCmd,
+	"generate": generateCmd,
+	"chat":     chatCmd,
+	"eval":     evalCmd,
+	"merge":    mergeCmd,
+	"plot":     plotCmd,
+}
+
+const usage = `grpokit: GRPO fine-tuning of small language models
+
+usage:
+  grpokit train -config run.yaml [-resume] [-max-steps N] [-out DIR]
+  grpokit generate -model DIR [-adapter DIR] -prompt TEXT [sampling flags]
+  grpokit chat -model DIR [-adapter DIR] [sampling flags]
+  grpokit eval -config run.yaml [-model DIR] [-adapter DIR] [-n N]
+  grpokit merge -model BASE -adapter DIR -out DIR
+  grpokit plot [-window N] [-out DIR] metrics.jsonl
+
+Run "grpokit COMMAND -h" for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		stop()
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, err)
+		}
+		os.Exit(exitCode(err))
+	}
+}
+
+// usageError marks a bad command line (exit status 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func exitCode(err error) int {
+	var u usageError
+	if errors.As(err, &u) {
+		return 2
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 1
+}
+
+// run dispatches args[0] to its subcommand.
+func run(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(out, usage)
+		if len(args) == 0 {
+			return usageError{errors.New("grpokit: no command")}
+		}
+		return nil
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		return usageError{fmt.Errorf("grpokit: unknown command %q (want train, generate, chat, eval, merge or plot)", args[0])}
+	}
+	return cmd(ctx, args[1:], out)
+}
+
+// parseFlags parses a subcommand's flags; a bad flag is a usage error.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(os.Stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{fmt.Errorf("grpokit %s: %w", fs.Name(), err)}
+	}
+	return nil
+}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/grpokit/grpokit/model"
+	"github.com/grpokit/grpokit/tokenizer"
+)
+
+var toyWords = []string{"cat", "dog", "fish", "bird"}
+
+// toyRun writes a "say <w>" → "<w>" JSONL dataset and a config training a
+// tiny model on it (LoRA when peft), and returns the config's path.
+func toyRun(t *testing.T, dir string, peft bool, steps int) string {
+	t.Helper()
+	var data strings.Builder
+	for _, w := range toyWords {
+		fmt.Fprintf(&data, `{"question": "say %s", "solution": "%s"}`+"\n", w, w)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "toy.jsonl"), []byte(data.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`
+output_dir: %s
+max_steps: %d
+num_generations: 4
+per_device_train_batch_size: 8
+learning_rate: 0.01
+lr_scheduler_type: constant
+max_completion_length: 3
+logging_steps: 1
+seed: 1
+model:
+  tiny: {hidden_size: 32, num_hidden_layers: 1, num_attention_heads: 2, words: [say]}
+  use_peft: %t
+  lora_r: 4
+dataset:
+  path: %s
+  prompt: question
+  answer: solution
+constraint:
+  choices: [cat, dog, fish, bird]
+rewards:
+  - type: exact
+    name: correct
+  - type: max_length
+    limit: 10
+    weight: 0.1
+eval:
+  n: 4
+`, filepath.Join(dir, "run"), steps, peft, filepath.Join(dir, "toy.jsonl"))
+	path := filepath.Join(dir, "run.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestTrainGenerateEval trains the toy config for 3 steps and checks the
+// outputs, then runs generate, eval and plot on them.
+func TestTrainGenerateEval(t *testing.T) {
+	dir := t.TempDir()
+	cfg := toyRun(t, dir, false, 3)
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"train", "-config", cfg}, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{"before (greedy, 4 examples)", "step 3/3", "after (greedy, 4 examples)", "trained 3 steps"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("train output lacks %q:\n%s", want, out.String())
+		}
+	}
+	runDir := filepath.Join(dir, "run")
+	for _, f := range []string{"final/config.json", "final/model.safetensors", "final/tokenizer.json", "final/tokenizer_config.json",
+		"final/generation_config.json", "final/constraint.json", "initial-model/config.json", "checkpoint-3/policy/tokenizer.json",
+		"metrics.jsonl", "reward.png"} {
+		if _, err := os.Stat(filepath.Join(runDir, f)); err != nil {
+			t.Errorf("missing %s", f)
+		}
+	}
+	// generate applies the saved constraint: every sample is a choice.
+	out.Reset()
+	err := run(context.Background(), []string{"generate", "-model", filepath.Join(runDir, "final"), "-raw", "-prompt", "say dog",
+		"-n", "4", "-temperature", "1", "-max-new-tokens", "3"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if !strings.HasPrefix(line, "---") && !strings.Contains(" cat dog fish bird ", " "+line+" ") {
+			t.Errorf("generate gave %q, outside the saved constraint", line)
+		}
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"eval", "-config", cfg, "-model", filepath.Join(runDir, "checkpoint-3")}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "eval (greedy, 4 examples)") || !strings.Contains(out.String(), "correct") {
+		t.Errorf("eval output:\n%s", out.String())
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"plot", "-out", dir, filepath.Join(runDir, "metrics.jsonl")}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), filepath.Join(dir, "reward.png")) {
+		t.Errorf("plot output:\n%s", out.String())
+	}
+	// -resume continues from checkpoint-3.
+	out.Reset()
+	if err := run(context.Background(), []string{"train", "-config", cfg, "-resume", "-max-steps", "4"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "resumed from "+filepath.Join(runDir, "checkpoint-3")) || !strings.Contains(out.String(), "trained 4 steps") {
+		t.Errorf("resumed run:\n%s", out.String())
+	}
+}
+
+// TestMergeReloadsIdentically: a LoRA run's adapter merged into its base
+// and written by merge reloads (model.Load) with exactly the logits of the
+// merged model in memory, within 1e-4 of base + adapter, with the tokenizer
+// files and the constraint beside it.
+func TestMergeReloadsIdentically(t *testing.T) {
+	dir := t.TempDir()
+	cfg := toyRun(t, dir, true, 2)
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"train", "-quiet", "-config", cfg}, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	base, adapter, merged := filepath.Join(dir, "run", "initial-model"), filepath.Join(dir, "run", "final"), filepath.Join(dir, "merged")
+	if err := run(context.Background(), []string{"merge", "-model", base, "-adapter", adapter, "-out", merged}, &out); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.LoadDir(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := model.LoadConstraint(merged); err != nil || c == nil {
+		t.Errorf("merged folder constraint: %v, %v", c, err)
+	}
+	ids := tok.Tokenizer.Encode("say fish cat", false)
+	batch := model.Batch{IDs: [][]int{ids}, Mask: [][]int{ones(len(ids))}, Positions: [][]int{iota(len(ids))}}
+	logits := func(l *loaded, merge bool) []float32 {
+		if merge {
+			if err := l.adapter.Merge(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := l.model.Logits(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	withAdapter, err := loadModel(base, adapter, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := logits(withAdapter, false)
+	inMemory, err := loadModel(base, adapter, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := logits(inMemory, true)
+	back, err := loadModel(merged, "", os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := logits(back, false)
+	maxDiff := 0.0
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("logit %d: reloaded %v, merged in memory %v", i, got[i], want[i])
+		}
+		maxDiff = max(maxDiff, math.Abs(float64(got[i]-ref[i])))
+	}
+	if maxDiff > 1e-4 {
+		t.Errorf("merged vs base+adapter: max logit difference %g > 1e-4", maxDiff)
+	}
+	if d, err := model.WeightsDType(merged); err != nil || d != "F32" {
+		t.Errorf("merged dtype %q, %v; want the base's F32", d, err)
+	}
+}
+
+func ones(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 1
+	}
+	return out
+}
+
+func iota(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// TestConfigs checks that the task configs shipped in examples/configs
+// parse and validate, and that bad configs fail with a useful message.
+func TestConfigs(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "..", "examples", "configs", "*.yaml"))
+	if err != nil || len(paths) < 3 {
+		t.Fatalf("configs %v, %v", paths, err)
+	}
+	for _, p := range paths {
+		c, err := loadRunConfig(p)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		if err := c.validate(); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+		if err := c.Config.Validate(); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+		if _, err := buildRewards(c.Rewards); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	dir := t.TempDir()
+	for body, want := range map[string]string{
+		"max_step: 3\n":                         `unknown key "max_step" (did you mean "max_steps"?)`,
+		"model: {tiny: {hiden_size: 8}}\n":      `unknown key "model.tiny.hiden_size" (did you mean "model.tiny.hidden_size"?)`,
+		"rewards: [{type: exact, wieght: 2}]\n": `unknown key "rewards.0.wieght" (did you mean "rewards.0.weight"?)`,
+	} {
+		p := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := loadRunConfig(p); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", body, err, want)
+		}
+	}
+	c := defaultRunConfig()
+	if err := c.validate(); err == nil || !strings.Contains(err.Error(), "model: give exactly one of") || !strings.Contains(err.Error(), "rewards: none given") {
+		t.Errorf("empty config: %v", err)
+	}
+	if _, err := buildRewards([]rewardSpec{{Type: "exactly"}}); err == nil || !strings.Contains(err.Error(), `unknown type "exactly"`) {
+		t.Errorf("bad reward type: %v", err)
+	}
+	if err := run(context.Background(), []string{"fly"}, &bytes.Buffer{}); exitCode(err) != 2 {
+		t.Errorf("unknown command: %v (exit %d)", err, exitCode(err))
+	}
+}

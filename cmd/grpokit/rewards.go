@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/grpokit/grpokit/envs/gsm8k"
+	"github.com/grpokit/grpokit/envs/poker"
+	"github.com/grpokit/grpokit/envs/wordle"
+	"github.com/grpokit/grpokit/reward"
+)
+
+// rewardSpec is one entry of the config's rewards list.
+type rewardSpec struct {
+	// Type is the built-in (see rewardTypes).
+	Type string `json:"type"`
+	// Name is the metric name (rewards/<name>/mean); default the type.
+	Name string `json:"name"`
+	// Weight multiplies the reward in the total; default 1.
+	Weight *float64 `json:"weight"`
+	// Pattern is the regex of "regex".
+	Pattern string `json:"pattern"`
+	// Tag, if set, scores the content of the completion's <tag>…</tag>.
+	Tag string `json:"tag"`
+	// Tags are the tags of "tags" and "tag_count", in order.
+	Tags []string `json:"tags"`
+	// Tolerance is "numeric"'s absolute tolerance.
+	Tolerance float64 `json:"tolerance"`
+	// Limit and PerRune are "length_penalty"'s: -PerRune per rune past Limit.
+	Limit   int     `json:"limit"`
+	PerRune float64 `json:"per_rune"`
+}
+
+// rewardTypes documents the built-ins.
+var rewardTypes = map[string]string{
+	"exact":          "1 when the completion (trimmed) equals the answer",
+	"normalized":     "1 when the completions equal after lower-casing and dropping punctuation",
+	"numeric":        "1 when the last number of the completion is the answer's (within tolerance)",
+	"contains":       "1 when the completion contains the answer",
+	"regex":          "1 when the completion matches pattern",
+	"tags":           "1 when the completion is exactly the tags in order (<t>…</t> each)",
+	"tag_count":      "partial credit per well-formed tag of tags",
+	"json_valid":     "1 when the completion is one valid JSON value",
+	"length_penalty": "-per_rune for each rune beyond limit",
+	"max_length":     "1 − runes/limit, at least 0 (shorter is better)",
+	"gsm8k":          "the five rewards of the GSM8K seed (names fixed)",
+	"poker":          "the poker task's class-weighted correctness",
+	"wordle":         "the Wordle move rewards (format, valid, consistent, …)",
+}
+
+// buildRewards turns the specs into named rewards.
+func buildRewards(specs []rewardSpec) ([]reward.Named, error) {
+	var out []reward.Named
+	for i, s := range specs {
+		w := 1.0
+		if s.Weight != nil {
+			w = *s.Weight
+		}
+		name := s.Name
+		if name == "" {
+			name = s.Type
+		}
+		var f reward.Func
+		switch s.Type {
+		case "exact":
+			f = reward.ExactMatch()
+		case "normalized":
+			f = reward.NormalizedMatch()
+		case "numeric":
+			f = reward.NumericMatch(s.Tolerance)
+		case "contains":
+			f = func(_, c, a string) float64 {
+				if a != "" && strings.Contains(c, a) {
+					return 1
+				}
+				return 0
+			}
+		case "regex":
+			var err error
+			if f, err = reward.Regex(s.Pattern); err != nil {
+				return nil, fmt.Errorf("grpokit: rewards[%d] (regex): %w", i, err)
+			}
+		case "tags":
+			f = reward.TagStructure(s.Tags...)
+		case "tag_count":
+			f = reward.TagCount(s.Tags...)
+		case "json_valid":
+			f = func(_, c, _ string) float64 {
+				if json.Valid([]byte(strings.TrimSpace(c))) {
+					return 1
+				}
+				return 0
+			}
+		case "length_penalty":
+			f = reward.LengthPenalty(s.Limit, s.PerRune)
+		case "max_length":
+			if s.Limit < 1 {
+				return nil, fmt.Errorf("grpokit: rewards[%d] (max_length): limit %d, want ≥ 1", i, s.Limit)
+			}
+			f = func(_, c, _ string) float64 { return max(0, 1-float64(utf8.RuneCountInString(c))/float64(s.Limit)) }
+		case "gsm8k", "poker", "wordle":
+			set := map[string]func() []reward.Named{"gsm8k": gsm8k.Rewards, "poker": poker.Rewards,
+				"wordle": func() []reward.Named { return wordle.Rewards(wordle.DefaultWeights()) }}[s.Type]()
+			for _, r := range set {
+				r.Weight *= w
+				out = append(out, r)
+			}
+			continue
+		default:
+			return nil, fmt.Errorf("grpokit: rewards[%d]: unknown type %q (want one of %s)", i, s.Type, strings.Join(sortedKeys(rewardTypes), ", "))
+		}
+		if s.Tag != "" {
+			f = reward.OnTag(s.Tag, f)
+		}
+		out = append(out, reward.Named{Name: name, Weight: w, Scorer: f})
+	}
+	return out, nil
+}

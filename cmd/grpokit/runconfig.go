@@ -1,0 +1,174 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/internal/strictcfg"
+)
+
+// runConfig is train's (and eval's) config file: grpo.Config's settings
+// under TRL's names at the top level, plus the sections below.
+type runConfig struct {
+	grpo.Config
+	// Model is what trains: a Hugging Face folder or a tiny model.
+	Model modelSection `json:"model"`
+	// Dataset is where the prompts come from.
+	Dataset datasetSection `json:"dataset"`
+	// Rewards are the reward functions, from the built-ins.
+	Rewards []rewardSpec `json:"rewards"`
+	// Constraint restricts generation (training, eval and generate).
+	Constraint *constraintSection `json:"constraint"`
+	// SFT is an optional supervised warm start on the answers.
+	SFT *sftSection `json:"sft"`
+	// Eval is a greedy evaluation before and after training.
+	Eval evalSection `json:"eval"`
+	// TimeLimit stops training after this long ("25m"); a checkpoint is saved.
+	TimeLimit duration `json:"time_limit"`
+	// Resume continues from the newest checkpoint in output_dir.
+	Resume bool `json:"resume"`
+	// Backend is the GoMLX backend ("go", "xla:cpu", ...); "" uses
+	// $GOMLX_BACKEND, else the pure-Go one.
+	Backend string `json:"backend"`
+}
+
+// modelSection names the model: Path, or Tiny to build one from scratch.
+type modelSection struct {
+	// Path is a Hugging Face model folder (TRL: model_name_or_path).
+	Path string `json:"model_name_or_path"`
+	// Tiny builds a small Llama-shaped model and tokenizer from scratch.
+	Tiny *tinySection `json:"tiny"`
+	// UsePEFT trains a LoRA adapter instead of every weight (TRL: use_peft).
+	UsePEFT bool `json:"use_peft"`
+	// LoRA settings, with PEFT/TRL names; lora_alpha 0 means 2 × lora_r.
+	LoraR             int      `json:"lora_r"`
+	LoraAlpha         float64  `json:"lora_alpha"`
+	LoraDropout       float64  `json:"lora_dropout"`
+	LoraTargetModules []string `json:"lora_target_modules"`
+}
+
+// tinySection is model.TinyConfig plus the tokenizer's words.
+type tinySection struct {
+	Hidden       int `json:"hidden_size"`
+	Layers       int `json:"num_hidden_layers"`
+	Heads        int `json:"num_attention_heads"`
+	Intermediate int `json:"intermediate_size"`
+	MaxPositions int `json:"max_position_embeddings"`
+	// Words get a token each; WordsFromDataset adds the most frequent
+	// words of the dataset's prompts and answers (this many).
+	Words            []string `json:"words"`
+	WordsFromDataset int      `json:"words_from_dataset"`
+}
+
+// datasetSection is a JSONL file, or a built-in task's data.
+type datasetSection struct {
+	// Path is a JSONL file (one {"prompt", "answer"} or {"messages"} a line).
+	Path string `json:"path"`
+	// EvalPath is a JSONL file for eval; default: the first eval.n of Path.
+	EvalPath string `json:"eval_path"`
+	// Builtin names a task's data instead: "gsm8k" (shipped train/test),
+	// "poker" (generated hands) or "wordle" (generated positions, one move).
+	Builtin string `json:"builtin"`
+	// Size is the examples a generated built-in makes; default 10000.
+	Size int `json:"size"`
+	// Field names of Path's lines (TRL's column names by default).
+	grpo.JSONLFields
+	// SystemPrompt, if set, turns each prompt into a chat: this system
+	// message, then the prompt as the user's.
+	SystemPrompt string `json:"system_prompt"`
+}
+
+// constraintSection limits completions to one of Choices, then EOS.
+type constraintSection struct {
+	Choices []string `json:"choices"`
+}
+
+// sftSection is a supervised warm start on the dataset's answers.
+type sftSection struct {
+	// Target is the completion learned, with {answer} replaced by the
+	// example's answer; default "{answer}".
+	Target       string  `json:"target"`
+	Steps        int     `json:"max_steps"`
+	LearningRate float64 `json:"learning_rate"`
+	BatchSize    int     `json:"per_device_train_batch_size"`
+}
+
+// evalSection is the greedy evaluation run before and after training.
+type evalSection struct {
+	// N is the examples evaluated; 0 means none.
+	N int `json:"n"`
+	// MaxCompletionLength defaults to the training one.
+	MaxCompletionLength int `json:"max_completion_length"`
+}
+
+// duration reads "25m" in JSON and YAML.
+type duration time.Duration
+
+func (d *duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return errors.New(`time_limit: want a duration such as "25m"`)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("time_limit: %q is not a duration such as 25m", s)
+	}
+	*d = duration(v)
+	return nil
+}
+
+func (d duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// defaultRunConfig is what a config file's settings replace.
+func defaultRunConfig() runConfig {
+	c := runConfig{Config: grpo.DefaultConfig()}
+	c.OutputDir = "runs/grpokit"
+	c.LoggingSteps = 1
+	c.Model.LoraR = 8
+	return c
+}
+
+// loadRunConfig reads path (YAML or JSON) over the defaults and checks it.
+func loadRunConfig(path string) (runConfig, error) {
+	c := defaultRunConfig()
+	if path == "" {
+		return c, usageError{errors.New("grpokit: -config is required")}
+	}
+	if err := strictcfg.DecodeFile(path, &c); err != nil {
+		return c, fmt.Errorf("grpokit: config %w", err)
+	}
+	return c, nil
+}
+
+// validate checks the sections (grpo.Config is checked by the trainer).
+func (c *runConfig) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("grpokit: config: "+format, args...)) }
+	if (c.Model.Path == "") == (c.Model.Tiny == nil) {
+		bad("model: give exactly one of model_name_or_path and tiny")
+	}
+	if c.Model.UsePEFT && c.Model.LoraR < 1 {
+		bad("model.lora_r %d: want ≥ 1", c.Model.LoraR)
+	}
+	if (c.Dataset.Path == "") == (c.Dataset.Builtin == "") {
+		bad("dataset: give exactly one of path and builtin")
+	}
+	switch c.Dataset.Builtin {
+	case "", "gsm8k", "poker", "wordle":
+	default:
+		bad("dataset.builtin %q: want gsm8k, poker or wordle", c.Dataset.Builtin)
+	}
+	if len(c.Rewards) == 0 {
+		bad("rewards: none given")
+	}
+	if c.Constraint != nil && len(c.Constraint.Choices) == 0 {
+		bad("constraint.choices: empty")
+	}
+	if c.Eval.N < 0 {
+		bad("eval.n %d: want ≥ 0", c.Eval.N)
+	}
+	return errors.Join(errs...)
+}

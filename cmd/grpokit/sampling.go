@@ -1,0 +1,44 @@
+package main
+
+import (
+	"flag"
+
+	"github.com/grpokit/grpokit/grpo"
+)
+
+// sampling holds the flags generate and chat share.
+type sampling struct {
+	model, adapter string
+	maxNew         int
+	temperature    float64
+	topP           float64
+	topK           int
+	seed           uint64
+	raw            bool
+}
+
+func (s *sampling) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.model, "model", "", "model folder (Hugging Face layout, a final/ or a checkpoint-N folder)")
+	fs.StringVar(&s.adapter, "adapter", "", "LoRA adapter folder (PEFT layout, or a checkpoint-N folder) applied to -model")
+	fs.IntVar(&s.maxNew, "max-new-tokens", 128, "most tokens generated")
+	fs.Float64Var(&s.temperature, "temperature", 0, "sampling temperature; 0 decodes greedily")
+	fs.Float64Var(&s.topP, "top-p", 1, "nucleus sampling threshold (1: off)")
+	fs.IntVar(&s.topK, "top-k", 0, "sample among the K most likely tokens (0: off)")
+	fs.Uint64Var(&s.seed, "seed", 1, "sampling seed")
+	fs.BoolVar(&s.raw, "raw", false, "send the prompt as plain text, without the chat template")
+}
+
+func (s *sampling) options() grpo.GenerateOptions {
+	return grpo.GenerateOptions{MaxCompletionLength: s.maxNew, Temperature: s.temperature, TopP: s.topP, TopK: s.topK, Seed: s.seed}
+}
+
+// example is the prompt as the model is run: through the chat template
+// (history, then the user's text) when the tokenizer has one and -raw is
+// not set, else plain text.
+func (s *sampling) example(l *loaded, history []grpo.Message, text string) grpo.Example {
+	if s.raw || len(l.tok.Templates) == 0 {
+		return grpo.Example{Prompt: text}
+	}
+	msgs := append(append([]grpo.Message(nil), history...), grpo.Message{Role: "user", Content: text})
+	return grpo.Example{Messages: msgs, Prompt: text}
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/lora"
+	"github.com/grpokit/grpokit/model"
+	"github.com/grpokit/grpokit/plot"
+	"github.com/grpokit/grpokit/reward"
+	"github.com/grpokit/grpokit/tokenizer"
+)
+
+// trainCmd is "grpokit train": GRPO from a config file.
+func trainCmd(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	configPath := fs.String("config", "", "YAML or JSON run config (TRL's GRPOConfig names plus model, dataset, rewards sections)")
+	resume := fs.Bool("resume", false, "continue from the newest checkpoint in output_dir")
+	maxSteps := fs.Int("max-steps", -1, "override max_steps")
+	outDir := fs.String("out", "", "override output_dir")
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	c, err := loadRunConfig(*configPath)
+	if err != nil {
+		return err
+	}
+	c.Resume = c.Resume || *resume
+	if *maxSteps >= 0 {
+		c.MaxSteps = *maxSteps
+	}
+	if *outDir != "" {
+		c.OutputDir = *outDir
+	}
+	if *quiet {
+		c.LoggingSteps = 0
+	}
+	return train(ctx, c, out)
+}
+
+// setup is what train and eval share: data, model, policy and rewards.
+type setup struct {
+	train, eval grpo.SliceDataset
+	loaded      *loaded
+	policy      *grpo.LMPolicy
+	rewards     []reward.Named
+	tiny        bool
+}
+
+// prepare loads the data and the model of c and builds the policy.
+func prepare(c *runConfig, out io.Writer) (*setup, error) {
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	if c.Backend != "" {
+		if err := os.Setenv("GOMLX_BACKEND", c.Backend); err != nil {
+			return nil, err
+		}
+	}
+	s := &setup{}
+	var err error
+	if s.train, s.eval, err = loadData(c); err != nil {
+		return nil, err
+	}
+	if s.rewards, err = buildRewards(c.Rewards); err != nil {
+		return nil, err
+	}
+	if t := c.Model.Tiny; t != nil {
+		words := slices.Clone(t.Words)
+		if t.WordsFromDataset > 0 {
+			words = append(words, frequentWords(s.train, t.WordsFromDataset)...)
+		}
+		if c.Constraint != nil {
+			words = append(words, c.Constraint.Choices...)
+		}
+		slices.Sort(words)
+		dir := filepath.Join(c.OutputDir, "initial-model")
+		m, tok, err := model.NewTiny(dir, slices.Compact(words), model.TinyConfig{
+			Hidden: t.Hidden, Layers: t.Layers, Heads: t.Heads, Intermediate: t.Intermediate, MaxPositions: t.MaxPositions,
+		}, uint64(c.Seed), nil)
+		if err != nil {
+			return nil, err
+		}
+		s.loaded, s.tiny = &loaded{model: m, tok: tok}, true
+	} else {
+		m, err := model.Load(c.Model.Path, nil)
+		if err != nil {
+			return nil, err
+		}
+		tok, err := tokenizer.LoadDir(c.Model.Path)
+		if err != nil {
+			return nil, err
+		}
+		s.loaded = &loaded{model: m, tok: tok}
+	}
+	if c.Model.UsePEFT {
+		r := c.Model.LoraR
+		s.loaded.adapter, err = lora.Attach(s.loaded.model, lora.Config{R: r, Alpha: cmp.Or(c.Model.LoraAlpha, float64(2*r)),
+			Dropout: c.Model.LoraDropout, TargetModules: c.Model.LoraTargetModules, Seed: uint64(c.Seed)})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if c.Constraint != nil {
+		if s.loaded.constraint, err = choicesTrie(s.loaded.tok, c.Constraint.Choices); err != nil {
+			return nil, err
+		}
+	}
+	s.policy, err = grpo.NewLMPolicy(s.loaded.model, s.loaded.adapter, s.loaded.tok, &grpo.LMPolicyOptions{Constraint: s.loaded.constraint})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "grpokit: model %s (%d parameters, %s), %d training / %d eval examples, rewards %s\n",
+		cmp.Or(c.Model.Path, "tiny (from scratch)"), s.loaded.model.NumParams(), map[bool]string{true: "LoRA", false: "full fine-tuning"}[c.Model.UsePEFT],
+		len(s.train), len(s.eval), rewardNames(s.rewards))
+	return s, nil
+}
+
+func rewardNames(rs []reward.Named) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Name
+	}
+	return out
+}
+
+// evaluate prints the greedy rewards of the policy on the eval examples.
+func (s *setup) evaluate(ctx context.Context, c *runConfig, label string, out io.Writer) error {
+	if c.Eval.N == 0 {
+		return nil
+	}
+	res, err := grpo.Evaluate(ctx, s.policy, s.eval, s.rewards, grpo.EvalOptions{
+		MaxCompletionLength: cmp.Or(c.Eval.MaxCompletionLength, c.MaxCompletionLength), MaxPromptLength: c.MaxPromptLength})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s (greedy, %d examples): reward %.3f", label, len(res.Completions), res.Reward)
+	for _, st := range res.Scores.Stats {
+		fmt.Fprintf(out, " | %s %.3f", st.Name, st.Mean)
+	}
+	fmt.Fprintln(out)
+	return nil
+}
+
+// train runs c: optional warm start, GRPO, final save, plots, evaluation.
+func train(ctx context.Context, c runConfig, out io.Writer) error {
+	start := time.Now()
+	s, err := prepare(&c, out)
+	if err != nil {
+		return err
+	}
+	from := ""
+	if c.Resume {
+		from, err = grpo.LatestCheckpoint(c.OutputDir)
+		if errors.Is(err, fs.ErrNotExist) {
+			from, err = "", nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if c.SFT != nil && c.SFT.Steps > 0 && from == "" {
+		if err := warmStart(ctx, &c, s, out); err != nil {
+			return err
+		}
+	}
+	tr, err := grpo.NewTrainer(s.policy, c.Config, s.rewards...)
+	if err != nil {
+		return err
+	}
+	if c.LoggingSteps > 0 {
+		tr.Progress = out
+	}
+	if from != "" {
+		if err := tr.Resume(from); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "resumed from %s (step %d)\n", from, tr.Step())
+	}
+	if err := s.evaluate(ctx, &c, "before", out); err != nil {
+		return err
+	}
+	trainCtx, cancel := ctx, context.CancelFunc(func() {})
+	if c.TimeLimit > 0 {
+		trainCtx, cancel = context.WithTimeout(ctx, time.Duration(c.TimeLimit))
+	}
+	err = tr.Train(trainCtx, s.train)
+	cancel()
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		fmt.Fprintf(out, "time limit %s reached after %d steps; checkpoint saved\n", time.Duration(c.TimeLimit), tr.Step())
+		err = nil
+	}
+	if files, perr := plot.Metrics(filepath.Join(c.OutputDir, grpo.MetricsFile), c.OutputDir, plot.Options{Window: 10}); perr == nil {
+		fmt.Fprintf(out, "plots: %v\n", files)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(out, "interrupted after %d steps; the checkpoint in %s resumes it (resume: true or -resume)\n", tr.Step(), c.OutputDir)
+			return nil
+		}
+		return err
+	}
+	final := filepath.Join(c.OutputDir, "final")
+	if err := s.policy.Save(final); err != nil {
+		return err
+	}
+	if err := s.evaluate(ctx, &c, "after", out); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "trained %d steps in %s; final weights with tokenizer and generation config in %s\n",
+		tr.Step(), time.Since(start).Round(time.Second), final)
+	return nil
+}
+
+// warmStart runs the sft section: supervised steps on the answers.
+func warmStart(ctx context.Context, c *runConfig, s *setup, out io.Writer) error {
+	target := func(ex grpo.Example) string {
+		if c.SFT.Target == "" {
+			return ex.Answer
+		}
+		return strings.ReplaceAll(c.SFT.Target, "{answer}", ex.Answer)
+	}
+	longest := 1
+	for _, ex := range s.train {
+		longest = max(longest, len(s.loaded.tok.Tokenizer.Encode(target(ex), false))+1)
+	}
+	sc := grpo.DefaultConfig()
+	b := cmp.Or(c.SFT.BatchSize, 16)
+	sc.NumGenerations, sc.BatchSize = b, b
+	sc.LearningRate, sc.LRSchedulerType, sc.WarmupSteps = cmp.Or(c.SFT.LearningRate, 3e-3), grpo.ScheduleCosine, max(1, c.SFT.Steps/10)
+	sc.MaxPromptLength, sc.MaxCompletionLength, sc.Seed = c.MaxPromptLength, longest, c.Seed
+	st, err := grpo.NewSFTTrainer(s.policy, sc)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "warm start: %d supervised steps on the answers\n", c.SFT.Steps)
+	var progress io.Writer
+	if c.LoggingSteps > 0 {
+		progress = out
+	}
+	if _, err := st.Train(ctx, s.train, grpo.SFTOptions{Steps: c.SFT.Steps, Progress: progress, Target: target}); err != nil {
+		return err
+	}
+	return st.Release()
+}
