@@ -504,7 +504,31 @@ func decodeRollouts(r io.Reader) (buf *rolloutBatch, err error) {
 	if len(buf.Rows) == 0 || len(buf.Micro) == 0 {
 		return nil, corruptf("%s: %d rows in %d micro-batches", rolloutsFile, len(buf.Rows), len(buf.Micro))
 	}
+	for i, mb := range buf.Micro {
+		if err := mb.check(); err != nil {
+			return nil, corruptf("%s: micro-batch %d: %v", rolloutsFile, i, err)
+		}
+	}
 	return buf, nil
+}
+
+// check reports a micro-batch whose sizes disagree (read from a file, it
+// would otherwise fail deep inside a graph).
+func (mb *microBatch) check() error {
+	if mb == nil {
+		return errors.New("missing")
+	}
+	const limit = 1 << 20
+	if mb.B < 1 || mb.P < 0 || mb.C < 1 || mb.B > limit || mb.P > limit || mb.C > limit || mb.Rows < 0 || mb.Rows > mb.B {
+		return fmt.Errorf("sizes B %d, P %d, C %d, rows %d", mb.B, mb.P, mb.C, mb.Rows)
+	}
+	bl, bc := mb.B*(mb.P+mb.C), mb.B*mb.C
+	ok := len(mb.Tokens) == bl && len(mb.Mask) == bl && len(mb.LossMask) == bc && len(mb.Weights) == bc &&
+		len(mb.Adv) == mb.B && (mb.Old == nil || len(mb.Old) == bc) && (mb.Ref == nil || len(mb.Ref) == bc)
+	if !ok {
+		return fmt.Errorf("tensor lengths do not match B %d, P %d, C %d", mb.B, mb.P, mb.C)
+	}
+	return nil
 }
 
 // checkpointData is everything Resume reads, decoded and checked.

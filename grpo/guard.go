@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"time"
 
@@ -98,11 +97,7 @@ func (t *Trainer) guardStep(m Metrics, applied bool) {
 	m["nonfinite"] = 1
 	t.rel.nonFinite++
 	t.rel.totalNonFinite++
-	w := t.Progress
-	if w == nil {
-		w = os.Stderr
-	}
-	fmt.Fprintf(w, "grpo: step %d: loss %v, grad_norm %v: not applied (%d in a row; MaxNonFiniteSteps %d); %s\n",
+	fmt.Fprintf(t.progress(), "grpo: step %d: loss %v, grad_norm %v: not applied (%d in a row; MaxNonFiniteSteps %d); %s\n",
 		t.step, m["loss"], m["grad_norm"], t.rel.nonFinite, t.cfg.MaxNonFiniteSteps, t.rewardSummary())
 }
 

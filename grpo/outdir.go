@@ -3,6 +3,7 @@ package grpo
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,9 +12,10 @@ import (
 )
 
 // ErrOutputDirInUse is wrapped by Train's error when a run that was not
-// resumed would write into an OutputDir holding another run's metrics or
-// checkpoints. Resume that run, set Config.OverwriteOutputDir, or choose
-// another folder.
+// resumed would write into an OutputDir holding another run's checkpoints.
+// Resume that run, set Config.OverwriteOutputDir, or choose another
+// folder. (The metrics of a run killed before its first checkpoint, which
+// cannot be resumed, are renamed aside instead, and the new run starts.)
 var ErrOutputDirInUse = errors.New("output folder holds another run")
 
 // runState is what the trainer knows about its run beyond the step: where
@@ -70,6 +72,20 @@ func (t *Trainer) prepareOutputDir() error {
 	if err != nil {
 		return fmt.Errorf("grpo: output dir: %w", err)
 	}
+	if len(found) > 0 && !t.cfg.OverwriteOutputDir && !hasCheckpoint(found) {
+		// Only the logs of a run killed before its first checkpoint: nothing
+		// can resume it, so the new run starts, with those logs kept aside.
+		stamp := time.Now().UTC().Format("20060102T150405")
+		for _, f := range found {
+			old := filepath.Join(dir, f.name)
+			if err := os.Rename(old, old+"."+stamp+".old"); err != nil {
+				return fmt.Errorf("grpo: output dir: %w", err)
+			}
+			fmt.Fprintf(t.progress(), "grpo: %s had no checkpoint to resume; kept its %s as %s.%s.old\n", dir, f.name, f.name, stamp)
+		}
+		syncDir(dir)
+		found = nil
+	}
 	if len(found) > 0 {
 		if !t.cfg.OverwriteOutputDir {
 			return fmt.Errorf("grpo: %s holds another run (%s): resume it (LatestCheckpoint, then Trainer.Resume), "+
@@ -86,6 +102,24 @@ func (t *Trainer) prepareOutputDir() error {
 	t.rel.resumed = true // from now on the folder holds this run
 	t.rel.lastSave = time.Now()
 	return nil
+}
+
+// hasCheckpoint reports whether found holds a checkpoint folder.
+func hasCheckpoint(found []runFile) bool {
+	for _, f := range found {
+		if f.lines == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// progress returns the writer of progress and log lines.
+func (t *Trainer) progress() io.Writer {
+	if t.Progress == nil {
+		return os.Stderr
+	}
+	return t.Progress
 }
 
 // runFile is a file or folder of a run in an output folder.

@@ -453,3 +453,37 @@ func TestSaveMinutes(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputDirLogsOnly: the logs of a run killed before its first
+// checkpoint (nothing to resume) do not block a new run; they are renamed
+// aside, never mixed with the new run's.
+func TestOutputDirLogsOnly(t *testing.T) {
+	cfg := smallConfig(t)
+	old := `{"step":1,"loss":0.5}` + "\n" + `{"step":2,"loss":0.25}` + "\n"
+	if err := os.WriteFile(filepath.Join(cfg.OutputDir, grpo.MetricsFile), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxSteps = 1
+	tr, _ := newTrainer(t, cfg)
+	var log strings.Builder
+	tr.Progress = &log
+	if err := tr.Train(context.Background(), sayDataset()); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := grpo.ReadMetrics(filepath.Join(cfg.OutputDir, grpo.MetricsFile))
+	if err != nil || len(ms) != 1 || ms[0]["loss"] == 0.5 {
+		t.Errorf("new metrics: %v, %v", ms, err)
+	}
+	var kept string
+	for _, n := range dirNames(t, cfg.OutputDir) {
+		if strings.HasPrefix(n, grpo.MetricsFile+".") {
+			kept = n
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(cfg.OutputDir, kept)); kept == "" || err != nil || string(data) != old {
+		t.Errorf("old metrics not kept aside (%q, %v)", kept, err)
+	}
+	if !strings.Contains(log.String(), "no checkpoint to resume") {
+		t.Errorf("no note of it: %q", log.String())
+	}
+}

@@ -1,0 +1,211 @@
+package grpo_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/reward"
+)
+
+var crashKills = flag.Int("crash.kills", 4, "TestCrashResume: how many SIGKILLs (CI runs 4; try 50)")
+
+// Environment of a TestCrashChild process.
+const (
+	crashDirEnv   = "GRPOKIT_CRASH_DIR"   // output folder; unset: not a child
+	crashStageEnv = "GRPOKIT_CRASH_STAGE" // "stage:n": SIGKILL itself at the n-th checkpoint stage
+)
+
+// crashConfig is a run with everything a checkpoint must carry (AdamW,
+// warmup and decay, accumulation, rollouts shared by NumIterations steps,
+// KL) and a checkpoint every 2 steps, long enough to be killed mid-way.
+func crashConfig(dir string) grpo.Config {
+	cfg := grpo.DefaultConfig()
+	cfg.NumGenerations, cfg.BatchSize, cfg.GradientAccumulationSteps = 4, 4, 2
+	cfg.MaxCompletionLength, cfg.MaxPromptLength = 3, 8
+	cfg.LearningRate, cfg.WarmupSteps = 0.1, 3
+	cfg.MaxSteps, cfg.NumIterations, cfg.Beta = 30, 2, 0.04
+	cfg.LoggingSteps, cfg.SaveSteps, cfg.SaveTotalLimit = 0, 3, 2
+	cfg.OutputDir = dir
+	return cfg
+}
+
+// TestCrashChild is the training process TestCrashResume starts and kills;
+// it does nothing in a normal test run. It resumes from the newest
+// checkpoint when there is one, saves that step again at once (the re-save
+// path a finished or cancelled run takes), trains to the end and writes
+// the final weights to final.txt.
+func TestCrashChild(t *testing.T) {
+	dir := os.Getenv(crashDirEnv)
+	if dir == "" {
+		t.Skip("only run by TestCrashResume")
+	}
+	if s := os.Getenv(crashStageEnv); s != "" {
+		stage, nth, _ := strings.Cut(s, ":")
+		n, _ := strconv.Atoi(nth)
+		grpo.SetSaveHook(func(st string) {
+			if st == stage {
+				if n--; n == 0 {
+					_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+					time.Sleep(time.Minute)
+				}
+			}
+		})
+	}
+	cfg := crashConfig(dir)
+	p := newPolicy(t)
+	tr, err := grpo.NewTrainer(p, cfg, reward.Named{Name: "exact", Weight: 1, Scorer: exact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := grpo.LatestCheckpoint(dir)
+	switch {
+	case errors.Is(err, grpo.ErrNoCheckpoint):
+	case err != nil:
+		t.Fatal(err)
+	default:
+		if err := tr.Resume(path); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Save(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tr.Train(context.Background(), sayDataset()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "final.txt"), []byte(fmt.Sprint(p.Table())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCrashResume (finding 3, the crash test): a training process is
+// killed with SIGKILL -crash.kills times, at random moments and inside
+// each stage of a checkpoint write, and restarted each time from its
+// newest checkpoint; the final weights and every step's metrics must equal
+// an uninterrupted run's bit for bit, and no temporary folder may be left.
+func TestCrashResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts training processes")
+	}
+	// The uninterrupted run, in this process.
+	refDir := t.TempDir()
+	p := newPolicy(t)
+	tr, err := grpo.NewTrainer(p, crashConfig(refDir), reward.Named{Name: "exact", Weight: 1, Scorer: exact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := tr.Train(context.Background(), sayDataset()); err != nil {
+		t.Fatal(err)
+	}
+	runTime := time.Since(start)
+	want := fmt.Sprint(p.Table())
+	wantMs, err := grpo.ReadMetrics(filepath.Join(refDir, grpo.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	seed := uint64(time.Now().UnixNano())
+	r := rand.New(rand.NewPCG(seed, 7))
+	t.Logf("seed %d, %d kills, uninterrupted run %s", seed, *crashKills, runTime.Round(time.Millisecond))
+	stages := []string{"files", "manifest", "aside", "renamed"}
+	kills, starts := 0, 0
+	byKind := map[string]int{}
+	for kills < *crashKills {
+		if starts++; starts > 4*(*crashKills)+10 {
+			t.Fatalf("%d starts for %d kills", starts, kills)
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
+		how := "random"
+		if kills%2 == 1 { // every other kill inside a checkpoint write
+			stage, nth := stages[r.IntN(len(stages))], 1+r.IntN(3)
+			if stage == "aside" {
+				nth = 1 // a child re-saves (moves a copy aside) once, at start
+			}
+			how = fmt.Sprintf("%s:%d", stage, nth)
+			cmd.Env = append(cmd.Env, crashStageEnv+"="+how)
+		}
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var err error
+		if how == "random" {
+			// Process start-up plus a random part of a run.
+			delay := 50*time.Millisecond + time.Duration(r.Float64()*float64(runTime))
+			select {
+			case err = <-done:
+			case <-time.After(delay):
+				_ = cmd.Process.Signal(syscall.SIGKILL)
+				err = <-done
+			}
+		} else {
+			err = <-done
+		}
+		var exit *exec.ExitError
+		switch {
+		case err == nil:
+			// Finished before the kill: start again from scratch.
+			t.Logf("start %d (%s): finished before the kill", starts, how)
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+		case errors.As(err, &exit) && exit.Sys().(syscall.WaitStatus).Signaled():
+			kills++
+			kind, _, _ := strings.Cut(how, ":")
+			byKind[kind]++
+		default:
+			t.Fatalf("start %d (%s): %v\n%s", starts, how, err, out.String())
+		}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("final run: %v\n%s", err, out)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "final.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("final weights after %d kills differ from the uninterrupted run's", kills)
+	}
+	ms, err := grpo.ReadMetrics(filepath.Join(dir, grpo.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != len(wantMs) {
+		t.Fatalf("metrics.jsonl has %d lines, want %d", len(ms), len(wantMs))
+	}
+	for i, m := range ms {
+		for _, k := range []string{"step", "loss", "reward", "grad_norm", "kl", "learning_rate", "num_tokens", "entropy", "clip_ratio/region_mean"} {
+			if math.Float64bits(m[k]) != math.Float64bits(wantMs[i][k]) {
+				t.Errorf("line %d: %s = %v, uninterrupted %v", i+1, k, m[k], wantMs[i][k])
+			}
+		}
+	}
+	for _, n := range dirNames(t, dir) {
+		if strings.HasPrefix(n, ".") {
+			t.Errorf("leftover %s", n)
+		}
+	}
+	t.Logf("%d kills (%v) in %d starts: final weights and %d metric lines equal the uninterrupted run's", kills, byKind, starts, len(ms))
+}
