@@ -27,17 +27,38 @@ type Constrained interface {
 const maskedLogit = -1e9
 
 // constraintOf returns the policy's constraint, nil when it has none.
+// When the policy is an LMPolicy, the constraint is wrapped with the
+// vocabulary size so that long allowed lists become a dense mask (see
+// allowedInputs).
 func constraintOf(p Policy) model.Constraint {
-	if c, ok := p.(Constrained); ok {
-		return c.Constraint()
+	c, ok := p.(Constrained)
+	if !ok || c.Constraint() == nil {
+		return nil
 	}
-	return nil
+	if lm, ok := p.(*LMPolicy); ok && lm.model != nil {
+		return vocabConstraint{Constraint: c.Constraint(), vocab: lm.model.Config().VocabSize}
+	}
+	return c.Constraint()
 }
+
+// vocabConstraint is a constraint with the size of the vocabulary it
+// draws from.
+type vocabConstraint struct {
+	model.Constraint
+	vocab int
+}
+
+// denseAbove is the longest allowed list that allowedInputs packs as ids;
+// longer lists (a trie over thousands of words) would make MaskLogits'
+// one-hot [B, C, K, V] huge, so they go as a dense [B, C, V] mask.
+const denseAbove = 64
 
 // allowedInputs returns the constraint's allowed tokens at every
 // completion position of mb: ids [B, C, K] int32 (−1 pads each list to K),
 // and any [B, C] float32, 1 where every token is allowed (no constraint
-// there, padding, or positions past the completion).
+// there, padding, or positions past the completion). When a list is longer
+// than denseAbove and c knows its vocabulary size V (vocabConstraint), ids
+// is instead a float32 mask [B, C, V], 1 for the allowed tokens.
 func (mb *microBatch) allowedInputs(c model.Constraint) (ids, any *tensors.Tensor) {
 	l := mb.P + mb.C
 	lists := make([][]int, mb.B*mb.C)
@@ -56,8 +77,24 @@ func (mb *microBatch) allowedInputs(c model.Constraint) (ids, any *tensors.Tenso
 			prefix = append(prefix, int(mb.Tokens[b*l+mb.P+j]))
 		}
 	}
-	flatIDs := make([]int32, mb.B*mb.C*k)
 	flatAny := make([]float32, mb.B*mb.C)
+	if vc, ok := c.(vocabConstraint); ok && k > denseAbove {
+		v := vc.vocab
+		dense := make([]float32, mb.B*mb.C*v)
+		for i, list := range lists {
+			if list == nil {
+				flatAny[i] = 1
+			}
+			for _, id := range list {
+				if id >= 0 && id < v {
+					dense[i*v+id] = 1
+				}
+			}
+		}
+		return tensors.FromFlatDataAndDimensions(dense, mb.B, mb.C, v),
+			tensors.FromFlatDataAndDimensions(flatAny, mb.B, mb.C)
+	}
+	flatIDs := make([]int32, mb.B*mb.C*k)
 	for i, list := range lists {
 		if list == nil {
 			flatAny[i] = 1
@@ -74,12 +111,18 @@ func (mb *microBatch) allowedInputs(c model.Constraint) (ids, any *tensors.Tenso
 }
 
 // MaskLogits sets the logits of tokens outside the allowed lists to −1e9:
-// logits [B, C, V], ids [B, C, K] (allowed token ids, −1 for none), any
+// logits [B, C, V], ids [B, C, K] (allowed token ids, −1 for none) or,
+// when ids is a float, the dense mask [B, C, V] (1 where allowed), any
 // [B, C] (1 where every token is allowed). This is a graph building
 // function and panics on error.
 func MaskLogits(logits, ids, any *Node) *Node {
 	v := logits.Shape().Dim(-1)
-	allowed := ReduceMax(OneHot(ids, v, logits.DType()), 2) // [B, C, V]
+	var allowed *Node
+	if ids.DType().IsFloat() {
+		allowed = ConvertDType(ids, logits.DType())
+	} else {
+		allowed = ReduceMax(OneHot(ids, v, logits.DType()), 2) // [B, C, V]
+	}
 	allowed = Max(allowed, ExpandAxes(ConvertDType(any, logits.DType()), -1))
 	// (allowed − 1) · 1e9: 0 where allowed, −1e9 where not.
 	return Add(logits, MulScalar(AddScalar(allowed, -1), -maskedLogit))

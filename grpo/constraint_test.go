@@ -95,3 +95,64 @@ func TestMaskLogits(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowedInputsDense: a list longer than denseAbove, with the
+// vocabulary known, comes as a dense mask, and MaskLogits gives the same
+// logits from it as from the padded id lists.
+func TestAllowedInputsDense(t *testing.T) {
+	const vocab, eos = 100, 99
+	var seqs [][]int
+	for id := range denseAbove + 1 { // 65 one-token answers
+		seqs = append(seqs, []int{id})
+	}
+	trie := model.NewTrie(seqs, eos)
+	rows := []*row{{PromptIDs: []int32{1}, IDs: []int32{7, eos}}}
+	mb := packRowsShape(rows, 1, 1, 3, false)
+	dense, anyD := mb.allowedInputs(vocabConstraint{Constraint: trie, vocab: vocab})
+	ids, anyI := mb.allowedInputs(trie)
+	if got := dense.Shape().Dimensions; dense.DType().IsFloat() != true || len(got) != 3 || got[2] != vocab {
+		t.Fatalf("dense mask %v %v, want float [1 3 %d]", dense.DType(), got, vocab)
+	}
+	m := tensors.MustCopyFlatData[float32](dense)
+	for id := range vocab {
+		want := float32(0)
+		if id <= denseAbove {
+			want = 1
+		}
+		if m[id] != want || m[vocab+id] != float32(b2i(id == eos)) {
+			t.Fatalf("token %d: mask %v / %v", id, m[id], m[vocab+id])
+		}
+	}
+	b := backend.Must("")
+	exec, err := graph.NewExec(b, func(l, i, a *graph.Node) *graph.Node { return MaskLogits(l, i, a) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits := make([]float32, 3*vocab)
+	for i := range logits {
+		logits[i] = float32(i%7) - 3
+	}
+	lt := func() *tensors.Tensor { return tensors.FromFlatDataAndDimensions(logits, 1, 3, vocab) }
+	o1, err := exec.Exec(lt(), dense, anyD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec2, _ := graph.NewExec(b, func(l, i, a *graph.Node) *graph.Node { return MaskLogits(l, i, a) })
+	o2, err := exec2.Exec(lt(), ids, anyI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, c := tensors.MustCopyFlatData[float32](o1[0]), tensors.MustCopyFlatData[float32](o2[0])
+	for i := range a {
+		if a[i] != c[i] {
+			t.Fatalf("logit %d: dense %v, ids %v", i, a[i], c[i])
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
