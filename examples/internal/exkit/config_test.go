@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"testing"
+
+	"github.com/grpokit/grpokit/grpo"
 )
 
 func TestGRPOConfig(t *testing.T) {
@@ -32,5 +34,19 @@ func TestOutput(t *testing.T) {
 	c.Stdout = &b
 	if c.Output() != &b {
 		t.Error("Stdout set: want it")
+	}
+}
+
+// TestGRPOSavesPeriodically (finding 7): the examples' trainer settings
+// checkpoint every few minutes, not only at the end, so a kill -9 late in
+// a run costs minutes; the newest two are kept.
+func TestGRPOSavesPeriodically(t *testing.T) {
+	c := Config{Generations: 4, Prompts: 2, Steps: 10, Temperature: 1, LR: 1e-5, Out: t.TempDir()}
+	gc := c.GRPO(5)
+	if gc.SaveMinutes != grpo.DefaultSaveMinutes || gc.SaveTotalLimit != 2 {
+		t.Errorf("SaveMinutes %v, SaveTotalLimit %d; want %v and 2", gc.SaveMinutes, gc.SaveTotalLimit, grpo.DefaultSaveMinutes)
+	}
+	if err := gc.Validate(); err != nil {
+		t.Error(err)
 	}
 }
