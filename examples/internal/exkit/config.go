@@ -67,6 +67,10 @@ type Config struct {
 	Overwrite bool `json:"overwrite_output_dir"`
 	// Stdout receives the report; nil means os.Stdout (tests set it).
 	Stdout io.Writer `json:"-"`
+	// Thinking sets the chat template variable enable_thinking (Qwen3's
+	// templates think before answering unless it is false; templates that
+	// do not use it ignore it). Default false: short answers.
+	Thinking bool `json:"enable_thinking"`
 	// CPUProfile, if set, names a file that receives a pprof CPU profile
 	// of the whole run (`go tool pprof FILE`).
 	CPUProfile string `json:"cpuprofile"`
@@ -132,6 +136,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed")
 	fs.StringVar(&c.Data, "data", c.Data, "task data (file or folder)")
 	fs.BoolVar(&c.Quiet, "quiet", c.Quiet, "no progress lines")
+	fs.BoolVar(&c.Thinking, "thinking", c.Thinking, "chat templates' enable_thinking (Qwen3 thinks before answering); off by default")
 	fs.Var(&c.TimeLimit, "time", "stop training after this long, then evaluate (0: no limit)")
 	fs.BoolVar(&c.Resume, "resume", c.Resume, "continue from the newest checkpoint in -out (same settings; -steps may grow)")
 	fs.BoolVar(&c.Overwrite, "overwrite", c.Overwrite, "replace the run already in -out (its metrics and checkpoints) instead of refusing to start")

@@ -91,7 +91,8 @@ func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
 // Policy returns the GRPO policy over the setup; constraint may be nil.
 func (s *Setup) Policy(c *Config, constraint model.Constraint) (*grpo.LMPolicy, error) {
 	return grpo.NewLMPolicy(s.Model, s.Adapter, s.Tok, &grpo.LMPolicyOptions{
-		Constraint: constraint,
+		Constraint:  constraint,
+		ChatOptions: tokenizer.ChatOptions{Vars: map[string]any{"enable_thinking": c.Thinking}},
 	})
 }
 
