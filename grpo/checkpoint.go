@@ -49,7 +49,13 @@ const (
 
 // ErrNoCheckpoint is wrapped by LatestCheckpoint's error when the output
 // folder holds no checkpoint at all (not even a broken one): a first run.
-var ErrNoCheckpoint = errors.New("no checkpoint")
+// errors.Is also matches it with fs.ErrNotExist.
+var ErrNoCheckpoint error = noCheckpoint{}
+
+type noCheckpoint struct{}
+
+func (noCheckpoint) Error() string        { return "no checkpoint" }
+func (noCheckpoint) Is(target error) bool { return target == fs.ErrNotExist }
 
 // trainerState is trainer_state.json.
 type trainerState struct {
@@ -258,13 +264,13 @@ type CheckpointStatus struct {
 func LatestCheckpoint(outputDir string) (string, error) {
 	all, err := checkpointDirs(outputDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("grpo: latest checkpoint: %s does not exist: %w", outputDir, errors.Join(ErrNoCheckpoint, fs.ErrNotExist))
+		return "", fmt.Errorf("grpo: latest checkpoint: %s does not exist: %w", outputDir, ErrNoCheckpoint)
 	}
 	if err != nil {
 		return "", fmt.Errorf("grpo: latest checkpoint: %w", err)
 	}
 	if len(all) == 0 {
-		return "", fmt.Errorf("grpo: latest checkpoint: no checkpoint in %s: %w", outputDir, errors.Join(ErrNoCheckpoint, fs.ErrNotExist))
+		return "", fmt.Errorf("grpo: latest checkpoint: %s: %w", outputDir, ErrNoCheckpoint)
 	}
 	var broken []error
 	for _, c := range all {

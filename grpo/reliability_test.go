@@ -487,3 +487,35 @@ func TestOutputDirLogsOnly(t *testing.T) {
 		t.Errorf("no note of it: %q", log.String())
 	}
 }
+
+// TestPruneIgnoresOtherRuns: SaveTotalLimit counts only the checkpoints of
+// the run saving; another run's checkpoints in the folder are never pruned.
+func TestPruneIgnoresOtherRuns(t *testing.T) {
+	cfgA := smallConfig(t)
+	cfgA.MaxSteps, cfgA.SaveSteps = 6, 3
+	trainSteps(t, cfgA) // run A: checkpoint-3, checkpoint-6
+	cfgB := smallConfig(t)
+	cfgB.MaxSteps = 1
+	trainSteps(t, cfgB) // run B: checkpoint-1, in its own folder
+	fromB := filepath.Join(cfgB.OutputDir, "checkpoint-1")
+
+	// Run B goes on in A's folder, keeping one checkpoint of its own.
+	cfgB.OutputDir, cfgB.MaxSteps, cfgB.SaveSteps, cfgB.SaveTotalLimit = cfgA.OutputDir, 2, 1, 1
+	tr, _ := newTrainer(t, cfgB)
+	if err := tr.Resume(fromB); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Train(context.Background(), sayDataset()); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range dirNames(t, cfgA.OutputDir) {
+		if strings.HasPrefix(n, "checkpoint-") {
+			got = append(got, n)
+		}
+	}
+	// B's checkpoint-2 is its only one; A's 3 and 6 are not B's to prune.
+	if want := []string{"checkpoint-2", "checkpoint-3", "checkpoint-6"}; !slices.Equal(got, want) {
+		t.Errorf("checkpoints %v, want %v", got, want)
+	}
+}
