@@ -1,6 +1,7 @@
 package grpo
 
 import (
+	"github.com/gomlx/gomlx/pkg/core/graph"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph builders read like math, as GoMLX's layers.
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/grpokit/grpokit/model"
@@ -115,7 +116,7 @@ func (mb *microBatch) allowedInputs(c model.Constraint) (ids, any *tensors.Tenso
 // when ids is a float, the dense mask [B, C, V] (1 where allowed), any
 // [B, C] (1 where every token is allowed). This is a graph building
 // function and panics on error.
-func MaskLogits(logits, ids, any *Node) *Node {
+func MaskLogits(logits, ids, any *graph.Node) *graph.Node {
 	v := logits.Shape().Dim(-1)
 	var allowed *Node
 	if ids.DType().IsFloat() {

@@ -2,6 +2,7 @@ package grpo
 
 import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/graph"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph builders read like math, as GoMLX's layers.
 )
 
@@ -70,7 +71,7 @@ const (
 //
 // Both outputs are float32. This is a graph building function and panics on
 // error.
-func TokenLogProbs(logits, tokens *Node, temperature float64) (logp, entropy *Node) {
+func TokenLogProbs(logits, tokens *graph.Node, temperature float64) (logp, entropy *graph.Node) {
 	if logits.DType() != dtypes.Float32 {
 		logits = ConvertDType(logits, dtypes.Float32)
 	}
@@ -141,16 +142,16 @@ func deref(p *float64) float64 {
 
 // LossInputs are the per-micro-batch tensors TokenLoss reads.
 type LossInputs struct {
-	LogP *Node // [B, C] policy log-probs; the gradient flows through it
-	Old  *Node // [B, C] old log-probs; nil means LogP with its gradient stopped (ratio 1)
-	Ref  *Node // [B, C] reference log-probs; nil when Beta is 0
-	Adv  *Node // [B] advantages
+	LogP *graph.Node // [B, C] policy log-probs; the gradient flows through it
+	Old  *graph.Node // [B, C] old log-probs; nil means LogP with its gradient stopped (ratio 1)
+	Ref  *graph.Node // [B, C] reference log-probs; nil when Beta is 0
+	Adv  *graph.Node // [B] advantages
 	// Mask [B, C] is the loss mask (0 or 1); it may be nil only at token
 	// level without masks and for loss types other than vespo.
-	Mask *Node
+	Mask *graph.Node
 	// Entropy [B, C] is needed by the entropy mask and the entropy bonus;
 	// it carries gradient when the bonus is on.
-	Entropy *Node
+	Entropy *graph.Node
 
 	// entropyMask, when set, replaces the computed entropy mask (tests
 	// inject the reference mask where float32 rounding splits a tie).
@@ -162,25 +163,25 @@ type LossInputs struct {
 type LossTerms struct {
 	// PerToken is TRL's per_token_loss: policy term × masks + β·KL, always
 	// [B, C] (a row-level policy term is broadcast).
-	PerToken *Node
+	PerToken *graph.Node
 	// Ratio is the importance weight before the Delta cap (TRL's coef_1):
 	// [B, C] at token level, [B, 1] at sequence level.
-	Ratio *Node
+	Ratio *graph.Node
 	// KL is the k3 estimator exp(ref − logp) − (ref − logp) − 1, times the
 	// importance weight with UseBiasCorrectionKL; nil without ref.
-	KL *Node
+	KL *graph.Node
 	// LowClipped and HighClipped are 1 where the (Delta-capped) ratio is
 	// clipped on that side with an advantage of that sign; shaped as Ratio.
 	// Nil unless the loss type uses the clipped surrogate.
-	LowClipped, HighClipped *Node
+	LowClipped, HighClipped *graph.Node
 	// CISPOClipped is 1 where cispo's cap binds with A > 0; nil otherwise.
-	CISPOClipped *Node
+	CISPOClipped *graph.Node
 	// EntropyMask is 1 on the kept high-entropy tokens; nil without it.
-	EntropyMask *Node
+	EntropyMask *graph.Node
 	// OffPolicyMask is 1 on kept rows, [B, 1]; nil without it.
-	OffPolicyMask *Node
+	OffPolicyMask *graph.Node
 	// Phi is vespo's gamma weight, [B, 1]; nil for other loss types.
-	Phi *Node
+	Phi *graph.Node
 }
 
 // TokenLoss builds TRL 1.10's per-token GRPO loss L = p·(off-policy
@@ -271,7 +272,7 @@ func importanceWeight(logRatio, mask *Node, level ImportanceSamplingLevel) *Node
 // WeightedLoss reduces per-token losses with per-token weights made by
 // TokenWeights: Σ perToken·weights, a scalar. This is a graph building
 // function and panics on error.
-func WeightedLoss(perToken, weights *Node) *Node {
+func WeightedLoss(perToken, weights *graph.Node) *graph.Node {
 	return ReduceAllSum(Mul(perToken, weights))
 }
 
@@ -281,7 +282,7 @@ func WeightedLoss(perToken, weights *Node) *Node {
 // 1/generation-batch tokens), Σ H·M / max(1, Σ M) × scale for the others
 // (scale = 1/micro-batches per step). See EntropyScale. This is a graph
 // building function and panics on error.
-func EntropyBonus(entropy, mask, entropyMask, scale *Node, lossType LossType) *Node {
+func EntropyBonus(entropy, mask, entropyMask, scale *graph.Node, lossType LossType) *graph.Node {
 	m := StopGradient(mask)
 	if entropyMask != nil {
 		m = Mul(m, entropyMask)

@@ -2,6 +2,7 @@ package grpo
 
 import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/graph"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph builders read like math, as GoMLX's layers.
 )
 
@@ -30,7 +31,7 @@ const entropyBisections = 64
 // bisection on counts: v_k is the smallest masked value above the largest
 // bound that has at most k values at or below it. This is a graph building
 // function and panics on error.
-func HighEntropyMask(entropy, mask *Node, q float64) *Node {
+func HighEntropyMask(entropy, mask *graph.Node, q float64) *graph.Node {
 	h := StopGradient(entropy)
 	m := StopGradient(mask)
 	inMask := GreaterThan(m, ZerosLike(m))

@@ -229,11 +229,15 @@ func (o *outputs) close() {
 	}
 }
 
-// progressLine formats one human-readable line of a step's metrics:
-// step, reward (and each reward), loss, KL, tokens/s, step time and ETA.
+// progressLine formats one human-readable line of metrics averaged over
+// the steps since the last line (logWindow): step, reward (and each
+// reward), loss, KL, tokens/s, step time and ETA.
 func (t *Trainer) progressLine(m Metrics, total int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "step %d/%d | reward %.3f", int(m["step"]), total, m["reward"])
+	if n := m["logged_steps"]; n > 1 {
+		fmt.Fprintf(&b, " (mean of %d steps)", int(n))
+	}
 	if len(t.rewards) > 1 {
 		parts := make([]string, 0, len(t.rewards))
 		for _, r := range t.rewards {

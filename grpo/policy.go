@@ -8,8 +8,8 @@ import (
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 )
 
-// Policy is the language model being trained. LoRAPolicy (model + lora +
-// tokenizer) is the standard implementation; grpotest.Policy is a scripted
+// Policy is the language model being trained. LMPolicy (model, optional
+// LoRA adapter, tokenizer) is the standard implementation; grpotest.Policy is a scripted
 // fake for tests. A Policy is used from one goroutine at a time.
 //
 // The trainer differentiates the graph that Logits builds with respect to
@@ -49,7 +49,7 @@ type GenerateOptions struct {
 	MaxPromptLength     int     // 0 means no limit
 	MaxCompletionLength int     // most new tokens, ≥ 1
 	MinCompletionLength int     // no stop token before this many; 0 means none
-	Temperature         float64 // > 0
+	Temperature         float64 // 0 decodes greedily (evaluation); training uses Config.Temperature > 0
 	TopP                float64 // in (0, 1]; 1 disables
 	TopK                int     // 0 disables
 	MinP                float64 // in [0, 1]; 0 disables (HF min_p)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -23,8 +22,9 @@ import (
 // Resume a checkpoint, then call Train (a Dataset) or TrainEnv (an Env). A
 // Trainer is not safe for concurrent use.
 type Trainer struct {
-	// Progress receives a progress line every Config.LoggingSteps steps;
-	// nil means os.Stderr. Set it before training.
+	// Progress receives a progress line every Config.LoggingSteps steps
+	// (the mean of those steps' metrics) and warnings (see
+	// ZeroStdWarnSteps); nil means os.Stderr. Set it before training.
 	Progress io.Writer
 	// OnStep, when set, is called after every optimizer step with that
 	// step's metrics (the object written to metrics.jsonl).
@@ -58,6 +58,7 @@ type Trainer struct {
 	perm      []int         // dataset order of permEpoch
 	permEpoch int
 	started   time.Time
+	win       logWindow // metrics since the last progress line
 	startStep int
 	rel       runState // run id, resume and non-finite bookkeeping (outdir.go, guard.go)
 }
@@ -229,13 +230,7 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 		if err := out.write(m, rows, t.cfg.LogCompletions); err != nil {
 			return t.failed(err)
 		}
-		if t.cfg.LoggingSteps > 0 && (t.step%t.cfg.LoggingSteps == 0 || t.step == total) {
-			w := t.Progress
-			if w == nil {
-				w = os.Stderr
-			}
-			fmt.Fprintln(w, t.progressLine(m, total))
-		}
+		t.logStep(m, total)
 		if t.OnStep != nil {
 			t.OnStep(m)
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph"
+
+	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
@@ -169,7 +171,7 @@ func (a *Adapter) Variables() []*mlctx.Variable {
 
 // Delta implements model.Adapter: scaling · B(A·dropout(x)) for adapted
 // modules, nil for others. Graph building: panics on error.
-func (a *Adapter) Delta(ctx *mlctx.Context, module string, x *Node) *Node {
+func (a *Adapter) Delta(ctx *mlctx.Context, module string, x *graph.Node) *graph.Node {
 	if !slices.Contains(a.modules, module) {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/graph"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
@@ -328,13 +329,13 @@ func (m *Model) fwd(ctx *mlctx.Context, withAdapter bool) *fwd {
 // row — RoPE is relative); the result is logits [B, T, V] in float32.
 // Logits at pad positions are finite garbage. ctx must be m.Context() or
 // derived from it. Graph building: panics on error.
-func (m *Model) LogitsGraph(ctx *mlctx.Context, ids, mask, positions *Node) *Node {
+func (m *Model) LogitsGraph(ctx *mlctx.Context, ids, mask, positions *graph.Node) *graph.Node {
 	return m.logits(ctx, true, ids, mask, positions)
 }
 
 // BaseLogitsGraph is LogitsGraph without the adapter: the base model, which
 // GRPO uses as its reference model. Graph building: panics on error.
-func (m *Model) BaseLogitsGraph(ctx *mlctx.Context, ids, mask, positions *Node) *Node {
+func (m *Model) BaseLogitsGraph(ctx *mlctx.Context, ids, mask, positions *graph.Node) *graph.Node {
 	return m.logits(ctx, false, ids, mask, positions)
 }
 
@@ -343,7 +344,7 @@ func (m *Model) BaseLogitsGraph(ctx *mlctx.Context, ids, mask, positions *Node) 
 // product of the model, then runs only where the caller needs logits (GRPO
 // needs the completion positions). withAdapter false gives the base model.
 // Graph building: panics on error, including 0 <= start < end <= T.
-func (m *Model) LogitsRangeGraph(ctx *mlctx.Context, withAdapter bool, ids, mask, positions *Node, start, end int) *Node {
+func (m *Model) LogitsRangeGraph(ctx *mlctx.Context, withAdapter bool, ids, mask, positions *graph.Node, start, end int) *graph.Node {
 	if t := ids.Shape().Dim(1); start < 0 || start >= end || end > t {
 		panic(fmt.Sprintf("model: LogitsRangeGraph: range [%d, %d) outside the %d positions", start, end, t))
 	}
@@ -363,7 +364,7 @@ func (m *Model) logits(ctx *mlctx.Context, withAdapter bool, ids, mask, position
 // [B, T, V] and integer targets [B, T]: a [B, T] float32 node. It uses a
 // one-hot mask rather than Gather so its gradient is dense and cheap on
 // every backend. Graph building: panics on error.
-func TokenLogProbs(logits, targets *Node) *Node {
+func TokenLogProbs(logits, targets *graph.Node) *graph.Node {
 	g := logits.Graph()
 	dims := logits.Shape().Dimensions
 	shifted := Sub(logits, StopGradient(ReduceAndKeep(logits, ReduceMax, -1)))

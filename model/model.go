@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/gomlx/gomlx/backends"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/internal/backend"
@@ -27,7 +27,7 @@ type Adapter interface {
 	// that output, or nil when module has no adapter. module is the HF module
 	// name ("model.layers.0.self_attn.q_proj"), x is [..., in], ctx is the
 	// model's context at its root scope. Graph building: panics on error.
-	Delta(ctx *mlctx.Context, module string, x *Node) *Node
+	Delta(ctx *mlctx.Context, module string, x *graph.Node) *graph.Node
 }
 
 // Options configure Load and New. A nil *Options means defaults.

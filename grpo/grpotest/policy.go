@@ -11,6 +11,7 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/graph"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph builder
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
@@ -234,7 +235,7 @@ func sample(r *rand.Rand, logits []float32, temperature float64, k int) int32 {
 
 // Logits builds [B, C, V] logits: row tokens[b, P−1+c] of the table (of the
 // frozen copy for the reference). Graph building; panics on error.
-func (p *Policy) Logits(ctx *mlctx.Context, in grpo.LogitsInputs) *Node {
+func (p *Policy) Logits(ctx *mlctx.Context, in grpo.LogitsInputs) *graph.Node {
 	g := in.Tokens.Graph()
 	l := in.Tokens.Shape().Dim(1)
 	prev := Slice(in.Tokens, AxisRange(), AxisRange(in.PromptLen-1, l-1)) // [B, C]

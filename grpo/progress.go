@@ -1,0 +1,75 @@
+package grpo
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// ZeroStdWarnSteps is the number of consecutive steps in which every group's
+// rewards were all equal (frac_reward_zero_std = 1) after which the trainer
+// warns on its Progress writer: such steps carry no learning signal (every
+// advantage is 0; TRL issue #3857). The warning repeats every as many
+// steps while it lasts.
+var ZeroStdWarnSteps = 10
+
+// logWindow holds the metrics of the steps since the last progress line,
+// so that the line shows their mean, as TRL's logs average over
+// logging_steps; reward failures are summed instead.
+type logWindow struct {
+	sum Metrics
+	n   int
+	// zeroStd counts the consecutive steps with frac_reward_zero_std = 1.
+	zeroStd int
+}
+
+// add records one step's metrics.
+func (w *logWindow) add(m Metrics) {
+	if w.sum == nil {
+		w.sum = Metrics{}
+	}
+	for k, v := range m {
+		w.sum[k] += v
+	}
+	w.n++
+	if v, ok := m["frac_reward_zero_std"]; ok && v >= 1 {
+		w.zeroStd++
+	} else {
+		w.zeroStd = 0
+	}
+}
+
+// flush returns the window's metrics (means, summed failures, the last
+// step) and empties it.
+func (w *logWindow) flush(last Metrics) Metrics {
+	out := Metrics{}
+	for k, v := range w.sum {
+		if strings.HasSuffix(k, "/failures") {
+			out[k] = v
+		} else {
+			out[k] = v / float64(w.n)
+		}
+	}
+	out["step"] = last["step"]
+	out["logged_steps"] = float64(w.n)
+	w.sum, w.n = nil, 0
+	return out
+}
+
+// logStep feeds a step's metrics to the window, prints the progress line
+// every LoggingSteps steps (and at the last), and warns when the groups
+// have had no reward spread for ZeroStdWarnSteps steps in a row.
+func (t *Trainer) logStep(m Metrics, total int) {
+	w := t.Progress
+	if w == nil {
+		w = io.Writer(os.Stderr)
+	}
+	t.win.add(m)
+	if n := ZeroStdWarnSteps; n > 0 && t.win.zeroStd > 0 && t.win.zeroStd%n == 0 {
+		fmt.Fprintf(w, "grpo: warning: frac_reward_zero_std = 1 for the last %d steps: every group's completions got equal rewards, so there is no learning signal (make the task easier or the rewards finer, raise num_generations or temperature)\n", t.win.zeroStd)
+	}
+	if t.cfg.LoggingSteps > 0 && (t.step%t.cfg.LoggingSteps == 0 || t.step == total) {
+		fmt.Fprintln(w, t.progressLine(t.win.flush(m), total))
+	}
+}
