@@ -9,8 +9,9 @@
 //
 // The packages:
 //
-//   - [github.com/grpokit/grpokit/model]: Llama-family decoders (Llama 3,
-//     SmolLM2, Qwen2.5) read from Hugging Face folders, forward pass,
+//   - [github.com/grpokit/grpokit/model]: decoders (Llama 3, SmolLM2,
+//     Qwen2.5, Qwen3, Gemma 3 text and multimodal checkpoints' language
+//     model) read from Hugging Face folders, forward pass,
 //     KV-cache generation, sampling and constrained decoding.
 //   - [github.com/grpokit/grpokit/tokenizer]: Hugging Face tokenizer.json
 //     and chat templates in pure Go.
