@@ -2,12 +2,19 @@
 # bench/run.sh: grpokit's pure-Go matrix products (and, with "model", the
 # whole-model workloads) side by side with PyTorch on this machine.
 #
-#   bench/run.sh          # matmul table
-#   bench/run.sh model    # also prefill / decode / GRPO forward+backward
+#   bench/run.sh            # matmul table
+#   bench/run.sh model      # also prefill / decode / GRPO forward+backward
+#   bench/run.sh grpostep   # whole GRPO steps (full, LoRA, generation-heavy);
+#                           # last line: grpostep ratio: X.XX×
 #
 # Installs Debian's python3-torch if it is missing (needs apt and root).
+# PyTorch runs at its best: on an AVX-512 CPU OpenBLAS is told to use its
+# AVX-512 kernels (OPENBLAS_CORETYPE=SkylakeX; it picks Haswell's by default
+# on AMD Zen 4/5, about 2× slower), unless OPENBLAS_CORETYPE is already set.
 # Environment: BENCH_TIME (seconds per shape, default 1), THREADS (torch
-# threads, default 2; Go uses GOMAXPROCS), PYTHON (an interpreter with torch).
+# threads, default 2; Go uses GOMAXPROCS), PYTHON (an interpreter with torch),
+# STEPS (timed steps of grpostep, default 3), VARIANTS (grpostep variants,
+# default "lora genheavy full").
 set -eu
 cd "$(dirname "$0")/.."
 # Debian's torch lives in /usr/bin/python3, which a pyenv python3 hides.
@@ -28,13 +35,32 @@ if ! ldconfig -p | grep -q libopenblas; then
 	echo "bench: installing libopenblas0-pthread with apt-get" >&2
 	apt-get install -y libopenblas0-pthread >/dev/null
 fi
+if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
+	export OPENBLAS_CORETYPE=SkylakeX
+fi
+echo "bench: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(OpenBLAS's choice)}" >&2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 t=${BENCH_TIME:-1}
-"$PY" bench/torch_matmul.py >"$tmp/torch.json"
-go run ./bench/matmul -torch "$tmp/torch.json" -time "${t}s"
-if [ "${1:-}" = model ]; then
+case "${1:-}" in
+grpostep)
+	# Each side in its own process (peak RSS is per process), PyTorch first.
+	go build -o "$tmp/grpostep" ./bench/grpostep
+	for v in ${VARIANTS:-lora genheavy full}; do
+		echo
+		VARIANT=$v STEPS=${STEPS:-3} "$PY" bench/torch_grpostep.py >"$tmp/torch_$v.json"
+		"$tmp/grpostep" -variant "$v" -steps "${STEPS:-3}" -torch "$tmp/torch_$v.json"
+	done
+	;;
+model)
+	"$PY" bench/torch_matmul.py >"$tmp/torch.json"
+	go run ./bench/matmul -torch "$tmp/torch.json" -time "${t}s"
 	echo
 	"$PY" bench/torch_model.py >"$tmp/torch_model.json"
 	go run ./bench/model -torch "$tmp/torch_model.json"
-fi
+	;;
+*)
+	"$PY" bench/torch_matmul.py >"$tmp/torch.json"
+	go run ./bench/matmul -torch "$tmp/torch.json" -time "${t}s"
+	;;
+esac

@@ -13,6 +13,8 @@ import time
 
 import torch
 
+from blasinfo import openblas_info
+
 MIN_TIME = float(os.environ.get("BENCH_TIME", "1.0"))
 THREADS = int(os.environ.get("THREADS", "2"))
 # CLOCK=cpu divides by the process's CPU time instead of wall time: with
@@ -71,7 +73,7 @@ def main():
             res[name] = time_it(flops, lambda: fn(a, b))
             print(f"torch {name}: {res[name]:.1f} GFLOP/s", file=sys.stderr)
     clock = "CPU time" if CLOCK is time.process_time else "wall time"
-    info = f"torch {torch.__version__}, {torch.get_num_threads()} threads, {clock}, python {platform.python_version()}"
+    info = f"torch {torch.__version__}, {torch.get_num_threads()} threads, {clock}, python {platform.python_version()}, {openblas_info()}"
     json.dump({"info": info, "gflops": res}, sys.stdout, ensure_ascii=False)
 
 

@@ -21,6 +21,8 @@ import time
 import torch
 import torch.nn.functional as F
 
+from blasinfo import openblas_info
+
 REPS = int(os.environ.get("REPS", "3"))
 THREADS = int(os.environ.get("THREADS", "2"))
 V, H, I, L, NH, NKV, HD = 49152, 576, 1536, 30, 9, 3, 64
@@ -146,7 +148,7 @@ def main():
 
     res["fwdbwd"] = best_time(fwd_bwd)
     print(f"torch fwd+bwd: {res['fwdbwd']:.3f}s", file=sys.stderr)
-    info = f"torch {torch.__version__}, {torch.get_num_threads()} threads, python {platform.python_version()}"
+    info = f"torch {torch.__version__}, {torch.get_num_threads()} threads, python {platform.python_version()}, {openblas_info()}"
     json.dump({"info": info, "seconds": res}, sys.stdout)
 
 

@@ -1,0 +1,359 @@
+// Command grpostep times whole GRPO optimizer steps through grpokit's public
+// API (model.New, lora.Attach, grpo.NewLMPolicy, grpo.Trainer) on a
+// SmolLM2-135M-shaped model (random float32 weights) and prints them beside
+// bench/torch_grpostep.py's plain-PyTorch twin of the same step:
+//
+//   - full: 4 prompts × G=4 of 80 prompt tokens, 6 sampled tokens (forced:
+//     MinCompletionLength = MaxCompletionLength), log-probs, the clipped
+//     GRPO loss, backward through every weight, gradient clipping, AdamW;
+//   - lora: the same step training LoRA r=16 (alpha 32) on every linear
+//     layer of the decoder;
+//   - genheavy: 4 prompts × G=8, 128 sampled tokens (micro-batches of 8);
+//     besides the step it times one decode step at batch 32 and compares it
+//     with the memory-bandwidth bound of reading the weights once per step.
+//
+// The first step compiles every graph and is reported apart; the other
+// steps give medians. Metrics come from the Trainer's own timing/generate,
+// timing/reward and train_time.
+//
+//	go run ./bench/grpostep [-variant full|lora|genheavy] [-steps 3] [-torch torch.json]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/grpokit/grpokit/bench/internal/torchref"
+	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/internal/backend"
+	"github.com/grpokit/grpokit/internal/gemm"
+	"github.com/grpokit/grpokit/internal/vec32"
+	"github.com/grpokit/grpokit/lora"
+	"github.com/grpokit/grpokit/model"
+	"github.com/grpokit/grpokit/reward"
+)
+
+// variant is one benchmarked step; bench/torch_grpostep.py has the same.
+type variant struct {
+	prompts, g, promptLen, newTokens int
+	batchSize, accum                 int  // micro-batch rows × micro-batches = prompts·g
+	lora                             bool // LoRA r=16 on every linear layer, else full fine-tuning
+	decode                           bool // also time a decode step at batch prompts·g
+}
+
+var variants = map[string]variant{
+	"full":     {prompts: 4, g: 4, promptLen: 80, newTokens: 6, batchSize: 16, accum: 1},
+	"lora":     {prompts: 4, g: 4, promptLen: 80, newTokens: 6, batchSize: 16, accum: 1, lora: true},
+	"genheavy": {prompts: 4, g: 8, promptLen: 80, newTokens: 128, batchSize: 8, accum: 4, decode: true},
+}
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		log.Fatalf("grpostep: %v", err)
+	}
+}
+
+// tinyShape is the model of -tiny, for the smoke test.
+func tinyShape() model.Config {
+	return model.Config{
+		ModelType: "llama", VocabSize: 512, HiddenSize: 64, IntermediateSize: 128,
+		NumHiddenLayers: 2, NumAttentionHeads: 4, NumKeyValueHeads: 2, HeadDim: 16, MaxPositionEmbeddings: 512,
+		RMSNormEps: 1e-5, RopeTheta: 10000, TieWordEmbeddings: true, HiddenAct: "silu", BOSTokenID: 1, EOSTokenIDs: []int{2},
+	}
+}
+
+func run(args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("grpostep", flag.ContinueOnError)
+	name := fs.String("variant", "full", "full, lora or genheavy")
+	steps := fs.Int("steps", 3, "timed steps after the first (compiling) one")
+	torchFile := fs.String("torch", "", "JSON written by bench/torch_grpostep.py (optional)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
+	firstProfile := fs.String("firstprofile", "", "write a CPU profile of the first (compiling) step to this file")
+	tiny := fs.Bool("tiny", false, "a tiny model instead of SmolLM2-135M's shape (smoke test)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	v, ok := variants[*name]
+	if !ok || *steps < 1 {
+		return fmt.Errorf("unknown -variant %q (full, lora, genheavy) or -steps %d < 1", *name, *steps)
+	}
+	torch, torchInfo, err := torchref.Load(*torchFile, "seconds")
+	if err != nil {
+		return err
+	}
+	torchMem, _, err := torchref.Load(*torchFile, "memory")
+	if err != nil {
+		torchMem = map[string]float64{}
+	}
+
+	shape, shapeName := model.SmolLM2Shaped(), "SmolLM2-135M shape"
+	if *tiny {
+		shape, shapeName = tinyShape(), "tiny shape"
+	}
+	m, err := model.New(shape, 1, nil)
+	if err != nil {
+		return err
+	}
+	var adapter *lora.Adapter
+	if v.lora {
+		adapter, err = lora.Attach(m, lora.Config{R: 16, Alpha: 32, Seed: 1,
+			TargetModules: []string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}})
+		if err != nil {
+			return err
+		}
+	}
+	policy, err := grpo.NewLMPolicy(m, adapter, nil, &grpo.LMPolicyOptions{NoReference: true})
+	if err != nil {
+		return err
+	}
+	cfg := grpo.DefaultConfig()
+	cfg.NumGenerations = v.g
+	cfg.BatchSize, cfg.GradientAccumulationSteps = v.batchSize, v.accum
+	cfg.MaxPromptLength = v.promptLen
+	cfg.MaxCompletionLength, cfg.MinCompletionLength = v.newTokens, v.newTokens
+	cfg.ShuffleDataset = false
+	cfg.LoggingSteps = 0
+	cfg.MaxSteps = 1 + *steps
+	tr, err := grpo.NewTrainer(policy, cfg, reward.Named{Name: "noise", Weight: 1, Scorer: noise()})
+	if err != nil {
+		return err
+	}
+
+	fmt.Fprintf(w, "grpokit grpostep %q: %s (%d params, f32), %d prompts × G=%d, %d prompt tokens, %d sampled tokens (forced), micro-batches %d×%d, %s\n",
+		*name, shapeName, m.NumParams(), v.prompts, v.g, v.promptLen, v.newTokens, v.accum, v.batchSize, map[bool]string{true: "LoRA r=16 on all linear layers", false: "full fine-tuning"}[v.lora])
+	fmt.Fprintf(w, "grpokit: backend %q, gemm kernels %v (GRPOKIT_GEMM=%q), element-wise %v, DotGeneral hook: %v, fast ops: %v, GOMAXPROCS=%d, %s\n",
+		backend.Resolve(""), gemm.Active(), os.Getenv("GRPOKIT_GEMM"), vec32.Active(), errOr(backend.FastDotGeneral(), "on"),
+		errOr(backend.FastElementwise(), "on"), runtime.GOMAXPROCS(0), cpuModel())
+	if torchInfo != "" {
+		fmt.Fprintf(w, "PyTorch: %s\n", torchInfo)
+	}
+
+	var ms []grpo.Metrics
+	var prof *os.File
+	startProfile := func(path string) error {
+		if path == "" {
+			return nil
+		}
+		var err error
+		if prof, err = os.Create(path); err != nil {
+			return err
+		}
+		return pprof.StartCPUProfile(prof)
+	}
+	stopProfile := func() {
+		if prof != nil {
+			pprof.StopCPUProfile()
+			prof.Close()
+			prof = nil
+		}
+	}
+	defer stopProfile()
+	if err := startProfile(*firstProfile); err != nil {
+		return err
+	}
+	var cpuSeconds []float64 // process CPU time of each step
+	var profErr error
+	cpuMark := cpuTime()
+	tr.OnStep = func(m grpo.Metrics) {
+		ms = append(ms, m)
+		now := cpuTime()
+		cpuSeconds = append(cpuSeconds, now-cpuMark)
+		fmt.Fprintf(w, "step %d: %.2f s (generate %.2f s, reward %.3f s, train %.2f s), %.2f CPU s\n",
+			len(ms), m["step_time"], m["timing/generate"], m["timing/reward"], m["train_time"], now-cpuMark)
+		if len(ms) == 1 {
+			stopProfile()
+			profErr = startProfile(*cpuProfile)
+		}
+		cpuMark = cpuTime()
+	}
+	data := make(grpo.SliceDataset, v.prompts*cfg.MaxSteps)
+	for i := range data {
+		data[i] = grpo.Example{PromptIDs: promptIDs(i, v.promptLen, m.Config().VocabSize)}
+	}
+	if err := tr.Train(context.Background(), data); err != nil {
+		return err
+	}
+	stopProfile()
+	if profErr != nil {
+		return profErr
+	}
+
+	med := func(key string) float64 {
+		var xs []float64
+		for _, m := range ms[1:] {
+			xs = append(xs, m[key])
+		}
+		return median(xs)
+	}
+	type line struct {
+		key, name string
+		ours      float64
+	}
+	rows := []line{
+		{"first", "first step (compiles)", ms[0]["step_time"]},
+		{"step", fmt.Sprintf("step, median of %d", len(ms)-1), med("step_time")},
+		{"generate", "  generation", med("timing/generate")},
+		{"reward", "  reward scoring", med("timing/reward")},
+		{"train", "  training (fwd+bwd+AdamW)", med("train_time")},
+	}
+	var decode, bound float64
+	if v.decode {
+		if decode, err = decodeStep(m, v); err != nil {
+			return err
+		}
+		n := 64 << 20
+		if *tiny {
+			n = 1 << 20
+		}
+		bw := bandwidth(n)
+		weightBytes := 4 * float64(m.NumParams())
+		bound = weightBytes / bw
+		fmt.Fprintf(w, "memory bandwidth (STREAM-like copy, %d threads): %.1f GB/s (read+write); reading the %.0f MB of weights once: %.1f ms\n",
+			runtime.GOMAXPROCS(0), bw/1e9, weightBytes/1e6, 1e3*bound)
+		rows = append(rows, line{"decode", fmt.Sprintf("decode step, batch %d", v.prompts*v.g), decode})
+	}
+
+	fmt.Fprintf(w, "\nseconds (lower is better); ratio = PyTorch / grpokit\n\n")
+	fmt.Fprintf(w, "| %-28s | %10s | %10s | %7s |\n", "part", "grpokit s", "PyTorch s", "ratio")
+	fmt.Fprintf(w, "|%s|%s|%s|%s|\n", dashes(30), dashes(12), dashes(12), dashes(9))
+	for _, r := range rows {
+		ref := "-"
+		if t, ok := torch[r.key]; ok && t > 0 {
+			ref = fmt.Sprintf("%.3f", t)
+		}
+		fmt.Fprintf(w, "| %-28s | %10.3f | %10s | %7s |\n", r.name, r.ours, ref, ratioOf(torch[r.key], r.ours))
+	}
+	steady := med("step_time")
+	cpuSteady := median(cpuSeconds[1:])
+	ref := "-"
+	if t, ok := torch["step_cpu"]; ok && t > 0 {
+		ref = fmt.Sprintf("%.3f", t)
+	}
+	fmt.Fprintf(w, "| %-28s | %10.3f | %10s | %7s |\n", "step, CPU s (all threads)", cpuSteady, ref, ratioOf(torch["step_cpu"], cpuSteady))
+	ref = "-"
+	if t, ok := torchMem["peak_rss_mb"]; ok {
+		ref = fmt.Sprintf("%.0f", t)
+	}
+	fmt.Fprintf(w, "| %-28s | %10.0f | %10s | %7s |\n", "peak RSS, MB", peakRSSMB(), ref, "")
+	fmt.Fprintf(w, "\nfirst step / steady step: %.2f×\n", ms[0]["step_time"]/steady)
+	if v.decode {
+		fmt.Fprintf(w, "decode step at batch %d: %.1f ms = %.0f%% of the memory-bandwidth bound (%.1f ms)\n",
+			v.prompts*v.g, 1e3*decode, 100*bound/decode, 1e3*bound)
+	}
+	label := "grpostep ratio"
+	if *name != "full" {
+		label += " (" + *name + ")"
+	}
+	if t, ok := torch["step"]; ok && t > 0 {
+		fmt.Fprintf(w, "%s: %.2f×\n", label, t/steady)
+	} else {
+		fmt.Fprintf(w, "%s: - (no PyTorch figures; run bench/run.sh grpostep)\n", label)
+	}
+	return nil
+}
+
+// noise is a reward that ignores the text and returns fixed pseudo-random
+// scores, so that advantages are not all zero (the cost of a step does not
+// depend on the scores).
+func noise() reward.Func {
+	var n atomic.Uint64
+	return func(_, _, _ string) float64 {
+		r := rand.New(rand.NewPCG(n.Add(1), 7))
+		return r.Float64()
+	}
+}
+
+// promptIDs returns example i's prompt: n fixed pseudo-random ids above the
+// special ones.
+func promptIDs(i, n, vocab int) []int {
+	r := rand.New(rand.NewPCG(uint64(i), 11))
+	ids := make([]int, n)
+	for j := range ids {
+		ids[j] = 3 + r.IntN(vocab-3)
+	}
+	return ids
+}
+
+// decodeStep returns the median time of one decode step at batch
+// prompts·g: Generate with newTokens forced tokens minus Generate with 1
+// (the same prefill), divided by newTokens−1.
+func decodeStep(m *model.Model, v variant) (float64, error) {
+	prompts := make([][]int, v.prompts)
+	for i := range prompts {
+		prompts[i] = promptIDs(1000+i, v.promptLen, m.Config().VocabSize)
+	}
+	gen := func(n int) (float64, error) {
+		t0 := time.Now()
+		_, err := m.Generate(context.Background(), prompts, model.GenerateConfig{
+			MaxNewTokens: n, MinNewTokens: n, NumGenerations: v.g, Temperature: 1, Seed: 1})
+		return time.Since(t0).Seconds(), err
+	}
+	if _, err := gen(v.newTokens); err != nil { // warm-up
+		return 0, err
+	}
+	var xs []float64
+	for range 3 {
+		short, err := gen(1)
+		if err != nil {
+			return 0, err
+		}
+		long, err := gen(v.newTokens)
+		if err != nil {
+			return 0, err
+		}
+		xs = append(xs, (long-short)/float64(v.newTokens-1))
+	}
+	return median(xs), nil
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
+}
+
+func cpuModel() string {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+func ratioOf(theirs, ours float64) string {
+	if theirs <= 0 || ours <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f×", theirs/ours)
+}
+
+func errOr(err error, ok string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return ok
+}
+
+func dashes(n int) string { return strings.Repeat("-", n) }

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestRunTiny runs every variant on a tiny model with PyTorch figures
+// from a fixture and checks the report: the parts, the ratio line computed
+// from the fixture's step median, and the decode line of genheavy.
+func TestRunTiny(t *testing.T) {
+	torch := filepath.Join(t.TempDir(), "torch.json")
+	fixture := `{"info": "fixture", "seconds": {"first": 40, "step": 20, "generate": 5, "reward": 0.001, "train": 15, "step_cpu": 40, "decode": 0.05}, "memory": {"peak_rss_mb": 5000}}`
+	if err := os.WriteFile(torch, []byte(fixture), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"full", "lora", "genheavy"} {
+		t.Run(v, func(t *testing.T) {
+			var out strings.Builder
+			if err := run([]string{"-tiny", "-variant", v, "-steps", "1", "-torch", torch}, &out); err != nil {
+				t.Fatal(err)
+			}
+			text := out.String()
+			for _, want := range []string{"PyTorch: fixture", "| first step (compiles)", "|   generation", "|   training (fwd+bwd+AdamW)", "| peak RSS, MB", "| step, CPU s"} {
+				if !strings.Contains(text, want) {
+					t.Errorf("report lacks %q:\n%s", want, text)
+				}
+			}
+			label := "grpostep ratio"
+			if v != "full" {
+				label += " \\(" + v + "\\)"
+			}
+			lines := strings.Split(strings.TrimSpace(text), "\n")
+			if last := lines[len(lines)-1]; !regexp.MustCompile("^" + label + `: [0-9]+\.[0-9]{2}×$`).MatchString(last) {
+				t.Errorf("last line %q, want %q: X.XX×", last, label)
+			}
+			if v == "genheavy" && !strings.Contains(text, "of the memory-bandwidth bound") {
+				t.Errorf("genheavy report lacks the decode line:\n%s", text)
+			}
+		})
+	}
+}
+
+func TestRunRejectsUnknownVariant(t *testing.T) {
+	if err := run([]string{"-variant", "huge"}, &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "huge") {
+		t.Errorf("err = %v, want one naming the variant", err)
+	}
+}

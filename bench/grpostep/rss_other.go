@@ -1,0 +1,9 @@
+//go:build !unix
+
+package main
+
+// peakRSSMB is unknown off unix.
+func peakRSSMB() float64 { return 0 }
+
+// cpuTime is unknown off unix.
+func cpuTime() float64 { return 0 }

@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""PyTorch side of `bench/run.sh grpostep`: the GRPO step of bench/grpostep
+in plain PyTorch, written the fast way (no HF, no TRL): a Llama with
+SmolLM2-135M shapes (random float32 weights, tied embeddings), KV-cache
+generation of exactly N new tokens (EOS masked out, as min_new_tokens),
+per-token log-probs of the completions (the LM head only over them, as
+TRL's logits_to_keep), the clipped GRPO loss (bnpo: sum over tokens /
+tokens), backward, clip_grad_norm_(1.0) and AdamW.
+
+  VARIANT=full      4 prompts x G=4, 80 prompt tokens, 6 new tokens, every weight
+  VARIANT=lora      the same, LoRA r=16 (alpha 32) on every linear layer
+  VARIANT=genheavy  4 prompts x G=8, 128 new tokens, micro-batches of 8;
+                    also one decode step at batch 32
+
+The first step is reported apart; medians over STEPS (default 3) more.
+TINY=1 shrinks the model to bench/grpostep -tiny's shape (a smoke test).
+Writes JSON {"info", "seconds": {...}, "memory": {"peak_rss_mb"}} to stdout,
+progress to stderr. Python + torch only; never used by tests or CI.
+"""
+import json
+import math
+import os
+import platform
+import resource
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+from blasinfo import openblas_info
+
+VARIANT = os.environ.get("VARIANT", "full")
+STEPS = int(os.environ.get("STEPS", "3"))
+THREADS = int(os.environ.get("THREADS", "2"))
+V, H, I, L, NH, NKV, HD = 49152, 576, 1536, 30, 9, 3, 64
+if os.environ.get("TINY"):  # bench/grpostep -tiny's shape, for a smoke test
+    V, H, I, L, NH, NKV, HD = 512, 64, 128, 2, 4, 2, 16
+EPS, THETA, EOS = 1e-5, 100000.0, 2
+VARIANTS = {  # prompts, G, prompt tokens, new tokens, micro-batch rows, lora
+    "full": (4, 4, 80, 6, 16, False),
+    "lora": (4, 4, 80, 6, 16, True),
+    "genheavy": (4, 8, 80, 128, 8, False),
+}
+P, G, TP, C, MB, LORA = VARIANTS[VARIANT]
+R, ALPHA = 16, 32
+LR, CLIP_EPS, MAX_GRAD_NORM = 1e-6, 0.2, 1.0
+
+
+class Linear(torch.nn.Module):
+    """x @ W.T, plus LoRA's (x @ A.T) @ B.T * alpha/r when asked."""
+
+    def __init__(self, out_f, in_f, g, lora):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(out_f, in_f, generator=g) * 0.02, requires_grad=not lora)
+        self.lora = lora
+        if lora:
+            self.a = torch.nn.Parameter(torch.randn(R, in_f, generator=g) / math.sqrt(in_f))
+            self.b = torch.nn.Parameter(torch.zeros(out_f, R))
+
+    def forward(self, x):
+        y = x @ self.w.t()
+        if self.lora:
+            y = y + (x @ self.a.t()) @ self.b.t() * (ALPHA / R)
+        return y
+
+
+class Llama(torch.nn.Module):
+    def __init__(self, lora):
+        super().__init__()
+        g = torch.Generator().manual_seed(1)
+        self.embed = torch.nn.Parameter(torch.randn(V, H, generator=g) * 0.02, requires_grad=not lora)
+        self.layers = torch.nn.ModuleList()
+        for _ in range(L):
+            m = torch.nn.Module()
+            m.q, m.k = Linear(NH * HD, H, g, lora), Linear(NKV * HD, H, g, lora)
+            m.v, m.o = Linear(NKV * HD, H, g, lora), Linear(H, NH * HD, g, lora)
+            m.gate, m.up, m.down = Linear(I, H, g, lora), Linear(I, H, g, lora), Linear(H, I, g, lora)
+            m.n1 = torch.nn.Parameter(torch.ones(H), requires_grad=not lora)
+            m.n2 = torch.nn.Parameter(torch.ones(H), requires_grad=not lora)
+            self.layers.append(m)
+        self.norm = torch.nn.Parameter(torch.ones(H), requires_grad=not lora)
+        inv = 1.0 / (THETA ** (torch.arange(0, HD, 2, dtype=torch.float64) / HD))
+        self.register_buffer("inv_freq", inv.float(), persistent=False)
+
+    @staticmethod
+    def rms(x, w):
+        return w * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS)
+
+    def rope(self, x, pos):  # x [B, h, T, HD], pos [B, T]
+        f = pos[:, None, :, None].float() * self.inv_freq
+        emb = torch.cat([f, f], -1)
+        x1, x2 = x[..., : HD // 2], x[..., HD // 2:]
+        return x * emb.cos() + torch.cat([-x2, x1], -1) * emb.sin()
+
+    def forward(self, ids, pos, allowed, cache=None, keep=None):
+        """ids, pos [B, T]; allowed [B, T, S] bool; cache: per layer (k, v)
+        or None. Returns the logits of the last `keep` positions (all when
+        None) and the new cache."""
+        B, T = ids.shape
+        h = self.embed[ids]
+        new_cache = []
+        for i, m in enumerate(self.layers):
+            x = self.rms(h, m.n1)
+            q = m.q(x).view(B, T, NH, HD).transpose(1, 2)
+            k = m.k(x).view(B, T, NKV, HD).transpose(1, 2)
+            v = m.v(x).view(B, T, NKV, HD).transpose(1, 2)
+            q, k = self.rope(q, pos), self.rope(k, pos)
+            if cache is not None:
+                k = torch.cat([cache[i][0], k], 2)
+                v = torch.cat([cache[i][1], v], 2)
+            new_cache.append((k, v))
+            kr = k.repeat_interleave(NH // NKV, 1)
+            vr = v.repeat_interleave(NH // NKV, 1)
+            s = (q @ kr.transpose(2, 3)) / math.sqrt(HD)
+            s = s.masked_fill(~allowed[:, None], float("-inf"))
+            a = (s.softmax(-1) @ vr).transpose(1, 2).reshape(B, T, NH * HD)
+            h = h + m.o(a)
+            x = self.rms(h, m.n2)
+            h = h + m.down(F.silu(m.gate(x)) * m.up(x))
+        if keep is not None:
+            h = h[:, -keep:]
+        return self.rms(h, self.norm) @ self.embed.t(), new_cache
+
+
+def prompt_ids(i):
+    g = torch.Generator().manual_seed(1000 + i)
+    return torch.randint(3, V, (TP,), generator=g)
+
+
+@torch.no_grad()
+def generate(model, prompts, g, n, gen):
+    """Samples n tokens (temperature 1, EOS masked) for each of g copies of
+    each prompt [P, TP]: prefill once, repeat the cache g times, decode."""
+    p = prompts.shape[0]
+    pos = torch.arange(TP).expand(p, TP)
+    causal = torch.ones(TP, TP, dtype=torch.bool).tril().expand(p, TP, TP)
+    logits, cache = model(prompts, pos, causal, keep=1)
+    cache = [(k.repeat_interleave(g, 0), v.repeat_interleave(g, 0)) for k, v in cache]
+    logits = logits[:, -1].repeat_interleave(g, 0)
+    out = []
+    for s in range(n):
+        logits[:, EOS] = float("-inf")  # min_new_tokens = n
+        tok = torch.multinomial(logits.softmax(-1), 1, generator=gen)
+        out.append(tok)
+        if s == n - 1:
+            break
+        S = TP + s + 1
+        allowed = torch.ones(p * g, 1, S, dtype=torch.bool)
+        logits, cache = model(tok, torch.full((p * g, 1), TP + s), allowed, cache)
+        logits = logits[:, -1]
+    return torch.cat(out, 1)  # [P*G, n]
+
+
+def rewards_of(completions, step):
+    g = torch.Generator().manual_seed(step)
+    return torch.rand(completions.shape[0], generator=g, dtype=torch.float64)
+
+
+def train(model, opt, params, prompts, completions, adv):
+    """One optimizer step over micro-batches of MB rows."""
+    tokens = torch.cat([prompts.repeat_interleave(G, 0), completions], 1)  # [N, TP+C]
+    N, T = tokens.shape
+    pos = torch.arange(T).expand(MB, T)
+    causal = torch.ones(T, T, dtype=torch.bool).tril().expand(MB, T, T)
+    opt.zero_grad(set_to_none=True)
+    total_tokens = N * C
+    for s in range(0, N, MB):
+        tok, a = tokens[s:s + MB], adv[s:s + MB]
+        logits, _ = model(tok, pos, causal, keep=C + 1)
+        logits = logits[:, :-1]  # the C positions that predict the completion
+        logp_all = logits.log_softmax(-1)
+        logp = logp_all.gather(-1, tok[:, TP:, None]).squeeze(-1)  # [MB, C]
+        with torch.no_grad():
+            _entropy = -(logp_all.exp() * logp_all).sum(-1)  # logged by TRL
+        old = logp.detach()  # num_iterations = 1
+        ratio = torch.exp(logp - old)
+        per_tok = -torch.min(ratio * a[:, None], ratio.clamp(1 - CLIP_EPS, 1 + CLIP_EPS) * a[:, None])
+        loss = per_tok.sum() / total_tokens  # bnpo / dapo with every token real
+        loss.backward()
+    torch.nn.utils.clip_grad_norm_(params, MAX_GRAD_NORM)
+    opt.step()
+
+
+def step(model, opt, params, k, gen):
+    prompts = torch.stack([prompt_ids(k * P + j) for j in range(P)])
+    c0 = time.process_time()
+    t0 = time.perf_counter()
+    completions = generate(model, prompts, G, C, gen)
+    t1 = time.perf_counter()
+    r = rewards_of(completions, k)
+    grp = r.view(P, G)
+    adv = ((grp - grp.mean(1, keepdim=True)) / (grp.std(1, keepdim=True) + 1e-4)).view(-1).float()
+    t2 = time.perf_counter()
+    train(model, opt, params, prompts, completions, adv)
+    t3 = time.perf_counter()
+    return {"step": t3 - t0, "generate": t1 - t0, "reward": t2 - t1, "train": t3 - t2, "step_cpu": time.process_time() - c0}
+
+
+def decode_step(model, gen):
+    """One decode step at batch P*G: (generate n) - (generate 1), / (n-1)."""
+    prompts = torch.stack([prompt_ids(10000 + j) for j in range(P)])
+
+    def timed(n):
+        t0 = time.perf_counter()
+        generate(model, prompts, G, n, gen)
+        return time.perf_counter() - t0
+
+    timed(C)
+    xs = []
+    for _ in range(3):
+        short = timed(1)
+        xs.append((timed(C) - short) / (C - 1))
+    return statistics.median(xs)
+
+
+def main():
+    torch.set_num_threads(THREADS)
+    torch.manual_seed(0)
+    model = Llama(LORA)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=LR, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
+    gen = torch.Generator().manual_seed(1)
+    info = (f"torch {torch.__version__}, {torch.get_num_threads()} threads, python {platform.python_version()}, "
+            f"{openblas_info()}")
+    print(f"torch grpostep {VARIANT!r}: {sum(p.numel() for p in model.parameters())} params, "
+          f"{sum(p.numel() for p in params)} trainable; {info}", file=sys.stderr)
+    runs = []
+    for k in range(1 + STEPS):
+        t = step(model, opt, params, k, gen)
+        runs.append(t)
+        print(f"torch step {k + 1}: {t['step']:.2f} s (generate {t['generate']:.2f} s, train {t['train']:.2f} s), {t['step_cpu']:.2f} CPU s", file=sys.stderr)
+    res = {"first": runs[0]["step"]}
+    for key in ("step", "generate", "reward", "train", "step_cpu"):
+        res[key] = statistics.median(r[key] for r in runs[1:])
+    if VARIANT == "genheavy":
+        res["decode"] = decode_step(model, gen)
+        print(f"torch decode step at batch {P * G}: {1e3 * res['decode']:.1f} ms", file=sys.stderr)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    json.dump({"info": info, "seconds": res, "memory": {"peak_rss_mb": rss}}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
