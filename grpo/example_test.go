@@ -13,10 +13,10 @@ import (
 	"github.com/grpokit/grpokit/tokenizer"
 )
 
-// ExampleTrainer trains a LoRA adapter on a checkpoint the user brings,
-// resuming from the last checkpoint when there is one. It is compiled, not
-// run.
-func ExampleTrainer() {
+// ExampleTrainer_resume trains a LoRA adapter on a checkpoint the user
+// brings, resuming from the last checkpoint when there is one. It is
+// compiled, not run.
+func ExampleTrainer_resume() {
 	const dir = "SmolLM2-135M-Instruct" // a Hugging Face model folder
 	m, err := model.Load(dir, nil)
 	if err != nil {
