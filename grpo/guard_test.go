@@ -268,3 +268,26 @@ func TestRewardTimeoutSetting(t *testing.T) {
 		t.Error("RewardTimeout -1 accepted")
 	}
 }
+
+// TestSaveRefusesNonFiniteWeights: whatever happened before, Save never
+// writes a checkpoint whose weights hold NaN or ±Inf.
+func TestSaveRefusesNonFiniteWeights(t *testing.T) {
+	cfg := smallConfig(t)
+	p := newPolicy(t)
+	tr, err := grpo.NewTrainer(p, cfg, reward.Named{Name: "exact", Weight: 1, Scorer: exact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := p.TrainableVariables()[0]
+	bad := p.Table()
+	bad[7] = float32(math.NaN())
+	if err := table.SetValue(tensors.FromFlatDataAndDimensions(bad, table.Shape().Dimensions...)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Save(cfg.OutputDir); err == nil || !strings.Contains(err.Error(), "NaN") {
+		t.Errorf("Save = %v, want a refusal naming NaN", err)
+	}
+	if names := dirNames(t, cfg.OutputDir); len(names) != 0 {
+		t.Errorf("Save left %v", names)
+	}
+}
