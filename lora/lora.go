@@ -170,7 +170,9 @@ func (a *Adapter) Variables() []*mlctx.Variable {
 }
 
 // Delta implements model.Adapter: scaling · B(A·dropout(x)) for adapted
-// modules, nil for others. Graph building: panics on error.
+// modules, nil for others, computed in the adapter's float32 whatever x's
+// dtype (a bf16 model adds it in float32 and casts back, as PEFT). Graph
+// building: panics on error.
 func (a *Adapter) Delta(ctx *mlctx.Context, module string, x *graph.Node) *graph.Node {
 	if !slices.Contains(a.modules, module) {
 		return nil
@@ -187,11 +189,15 @@ func (a *Adapter) Delta(ctx *mlctx.Context, module string, x *graph.Node) *graph
 		}
 		return vr.ValueGraph(g)
 	}
+	A := get(".lora_A.weight")
+	// PEFT casts the input to the adapter's dtype (float32 masters even in a
+	// bf16 model: autocast_adapter_dtype); the model casts the sum back.
+	x = ConvertDType(x, A.DType())
 	if a.cfg.Dropout > 0 {
 		x = dropout(ctx, x, a.cfg.Dropout)
 	}
 	last := x.Rank() - 1
-	h := DotGeneral(x, []int{last}, nil, get(".lora_A.weight"), []int{1}, nil)
+	h := DotGeneral(x, []int{last}, nil, A, []int{1}, nil)
 	h = DotGeneral(h, []int{last}, nil, get(".lora_B.weight"), []int{1}, nil)
 	return MulScalar(h, a.cfg.Scaling())
 }

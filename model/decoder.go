@@ -45,36 +45,34 @@ func (f *fwd) weight(g *Graph, name string) *Node {
 // linear applies HF module (weight [out, in], optional bias) to x [..., in]
 // and adds the adapter's term: y = x·Wᵀ (+b) (+Δ). One DotGeneral.
 func (f *fwd) linear(module string, x *Node, bias bool) *Node {
-	w := f.weight(x.Graph(), module+".weight")
+	w := f.cast(f.weight(x.Graph(), module+".weight"))
 	y := DotGeneral(x, []int{x.Rank() - 1}, nil, w, []int{1}, nil)
 	if bias {
-		y = Add(y, lastAxis(f.weight(x.Graph(), module+".bias"), y.Rank()))
+		y = Add(y, f.cast(lastAxis(f.weight(x.Graph(), module+".bias"), y.Rank())))
 	}
 	if f.adapter != nil {
 		if d := f.adapter.Delta(f.ctx, module, x); d != nil {
-			y = Add(y, d)
+			y = addDelta(y, d)
 		}
 	}
 	return y
 }
 
 // rmsNorm is w · x / sqrt(mean(x²) + eps) over the last axis, or Gemma's
-// (1 + w) · x / sqrt(mean(x²) + eps), which HF computes in float32 before
-// casting back. Div by Sqrt rather than Rsqrt because Rsqrt has no gradient
-// in gomlx v0.26.0.
+// (1 + w) · x / sqrt(mean(x²) + eps). As HF, the statistics are float32
+// whatever x's dtype; Llama casts x̂ back before multiplying by w, Gemma
+// multiplies by 1 + w in float32 and casts the product. Div by Sqrt rather
+// than Rsqrt because Rsqrt has no gradient in gomlx v0.26.0.
 func (f *fwd) rmsNorm(name string, x *Node) *Node {
 	dt := x.DType()
-	if f.m.cfg.arch().norm == normOnePlusW && dt != dtypes.Float32 {
-		x = ConvertDType(x, dtypes.Float32)
-	}
+	x = toF32(x)
 	ms := ReduceAndKeep(Square(x), ReduceMean, -1)
 	x = Div(x, Sqrt(AddScalar(ms, f.m.cfg.RMSNormEps)))
 	w := lastAxis(f.weight(x.Graph(), name), x.Rank())
 	if f.m.cfg.arch().norm == normOnePlusW {
-		w = OnePlus(ConvertDType(w, x.DType()))
-		return ConvertDType(Mul(x, w), dt)
+		return ConvertDType(Mul(x, OnePlus(toF32(w))), dt)
 	}
-	return Mul(x, w)
+	return Mul(ConvertDType(x, dt), ConvertDType(w, dt))
 }
 
 // lastAxis reshapes a vector [n] to [1, ..., 1, n] of the given rank, for
@@ -114,7 +112,9 @@ func (f *fwd) newRope(positions *Node, inv []float64) rope {
 		r[j+hd/2][j] = -1
 		r[j][j+hd/2] = 1
 	}
-	return rope{cos: Cos(angle), sin: Sin(angle), rot: Const(g, r)}
+	// HF computes the tables in float32 and casts them to the activations'
+	// dtype; ±1 is exact in any dtype.
+	return rope{cos: f.cast(Cos(angle)), sin: f.cast(Sin(angle)), rot: f.cast(Const(g, r))}
 }
 
 // apply rotates x [B, T, heads, hd].
@@ -164,7 +164,7 @@ func (f *fwd) attention(i int, h *Node, r rope, mask *Node, cache *kvState, writ
 	}
 	scores = MulScalar(scores, scale)
 	scores = Where(mask, scores, scalarLike(scores, maskedScore))
-	probs := Softmax(scores, -1)
+	probs := ConvertDType(Softmax(toF32(scores), -1), scores.DType())            // f32 softmax, as HF
 	out := DotGeneral(probs, []int{4}, []int{0, 1}, kv.v, []int{1}, []int{0, 2}) // [B, G, T, R, hd]
 	out = Reshape(TransposeAllAxes(out, 0, 2, 1, 3, 4), B, T, nh*hd)
 	return f.linear(name("o_proj"), out, cfg.oBias()), kv
@@ -196,13 +196,17 @@ func (f *fwd) scoreMask(allowed *Node) *Node {
 func (f *fwd) mlp(i int, h *Node) *Node {
 	gate := f.linear(layerName(i, "mlp.gate_proj"), h, false)
 	up := f.linear(layerName(i, "mlp.up_proj"), h, false)
+	// The activation is computed in float32 and rounded once, as torch's
+	// bf16 kernels do (no-op casts in float32).
+	g32 := toF32(gate)
 	var act *Node
 	switch f.m.cfg.arch().act {
 	case actGELUTanh:
-		act = geluTanh(gate)
+		act = geluTanh(g32)
 	default:
-		act = Mul(gate, Sigmoid(gate))
+		act = Mul(g32, Sigmoid(g32))
 	}
+	act = ConvertDType(act, gate.DType())
 	return f.linear(layerName(i, "mlp.down_proj"), Mul(act, up), false)
 }
 
@@ -231,7 +235,7 @@ func (f *fwd) decoder(ids, positions *Node, allowed masks, caches []kvState, at 
 	a := cfg.arch()
 	g := ids.Graph()
 	embed := f.weight(g, "model.embed_tokens.weight")
-	x := Gather(embed, ExpandAxes(ConvertDType(ids, dtypes.Int32), -1)) // [B, T, H]
+	x := f.cast(Gather(embed, ExpandAxes(ConvertDType(ids, dtypes.Int32), -1))) // [B, T, H]
 	if a.embedScale {
 		// HF multiplies by sqrt(hidden) cast to the weights' dtype.
 		x = Mul(x, scalarLike(x, float64(float32(math.Sqrt(float64(cfg.HiddenSize))))))
@@ -279,10 +283,11 @@ func (f *fwd) decoder(ids, positions *Node, allowed masks, caches []kvState, at 
 	return f.rmsNorm("model.norm.weight", x), kvs
 }
 
-// lmHead maps hidden states [..., H] to logits [..., V].
+// lmHead maps hidden states [..., H] to float32 logits [..., V] (a bf16
+// product is upcast, as HF's logits.float()).
 func (f *fwd) lmHead(h *Node) *Node {
-	w := f.weight(h.Graph(), "lm_head.weight")
-	return DotGeneral(h, []int{h.Rank() - 1}, nil, w, []int{1}, nil)
+	w := f.cast(f.weight(h.Graph(), "lm_head.weight"))
+	return toF32(DotGeneral(h, []int{h.Rank() - 1}, nil, w, []int{1}, nil))
 }
 
 // causalMask returns the bool [B, T, T] masks: query t sees key s when

@@ -29,7 +29,11 @@
 // map both ways; the loader, the saver and lora/PEFT all use them). Tensors
 // keep the file's [out, in] layout. A tied lm_head falls back to
 // model.embed_tokens.weight (TiedFallback). F32, BF16 and F16 files are
-// converted to float32 on the Go side; everything computes in float32.
+// converted to float32 on the Go side. Graphs compute in float32, or in
+// bfloat16 with Options.Compute (SetCompute; ParseCompute reads "bf16"), as
+// transformers under torch_dtype=bfloat16: weights and activations bf16;
+// norm statistics, softmax, the logits and an adapter's term float32;
+// trainable variables stay float32 masters (precision.go).
 // New builds a model with random weights for a Config (SmolLM2Shaped gives
 // SmolLM2-135M's shape); Save and SaveHF write config.json +
 // model.safetensors in HF layout.

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
@@ -38,6 +39,11 @@ type Options struct {
 	// WeightsFile is the safetensors file inside the directory to load;
 	// "" means model.safetensors, else model.safetensors.index.json.
 	WeightsFile string
+	// Compute is the dtype the graphs compute in: Float32 (the zero value)
+	// or BFloat16, as transformers under torch_dtype=bfloat16 (see
+	// precision.go: norms, softmax and logits stay float32; trainable
+	// variables stay float32 masters). ParseCompute reads it from a flag.
+	Compute dtypes.DType
 	// Logf receives Load's informational lines (e.g. that a multimodal
 	// checkpoint's vision tower was skipped); nil means log.Printf.
 	Logf func(format string, args ...any)
@@ -59,6 +65,7 @@ type Model struct {
 	backend backends.Backend
 	ctx     *mlctx.Context
 	adapter Adapter
+	compute dtypes.DType // InvalidDType means Float32
 
 	mu    sync.Mutex
 	execs map[string]*mlctx.Exec
@@ -68,6 +75,13 @@ func newEmpty(cfg Config, opts *Options) (*Model, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	var compute dtypes.DType
+	if opts != nil {
+		var err error
+		if compute, err = checkCompute(opts.Compute); err != nil {
+			return nil, err
+		}
 	}
 	vjp.Register()
 	var b backends.Backend
@@ -79,7 +93,7 @@ func newEmpty(cfg Config, opts *Options) (*Model, error) {
 			return nil, fmt.Errorf("model: %w", err)
 		}
 	}
-	return &Model{cfg: cfg, backend: b, ctx: mlctx.New(), execs: map[string]*mlctx.Exec{}}, nil
+	return &Model{cfg: cfg, backend: b, ctx: mlctx.New(), execs: map[string]*mlctx.Exec{}, compute: compute}, nil
 }
 
 // New returns a model with random weights for cfg (normal with std 0.02 as

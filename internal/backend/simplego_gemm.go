@@ -32,6 +32,7 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/dtypes/bfloat16"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 
 	"github.com/grpokit/grpokit/internal/gemm"
@@ -87,6 +88,7 @@ func installGemm() {
 			return
 		}
 		nodeExecutors[backends.OpTypeDotGeneral] = dotGeneralGemm
+		installBF16() // round-to-nearest-even bf16; see simplego_bf16.go
 	})
 }
 
@@ -135,15 +137,17 @@ func learnParams(data any) error {
 	return err
 }
 
-// dotGeneralGemm is the replacement executor: float32 goes to gemm.Gemm,
-// everything else to SimpleGo's own executor.
+// dotGeneralGemm is the replacement executor: float32 and bfloat16 go to
+// gemm.Gemm (bfloat16 widened, the result rounded: dotBF16), everything
+// else to SimpleGo's own executor.
 func dotGeneralGemm(b *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, owned []bool) (*simplego.Buffer, error) {
 	if len(inputs) != 2 || hookErr.Load() != nil {
 		return stockDot(b, node, inputs, owned)
 	}
 	lhsShape, err1 := b.BufferShape(inputs[0])
 	rhsShape, err2 := b.BufferShape(inputs[1])
-	if err1 != nil || err2 != nil || lhsShape.DType != dtypes.Float32 || rhsShape.DType != dtypes.Float32 {
+	dt := lhsShape.DType
+	if err1 != nil || err2 != nil || rhsShape.DType != dt || (dt != dtypes.Float32 && dt != dtypes.BFloat16) {
 		return stockDot(b, node, inputs, owned)
 	}
 	data := *(*any)(unsafe.Add(unsafe.Pointer(node), nodeDataOff))
@@ -157,6 +161,18 @@ func dotGeneralGemm(b *simplego.Backend, node *simplego.Node, inputs []*simplego
 	batch, m, n, k := size(paramsOff.batch), size(paramsOff.lhsCross), size(paramsOff.rhsCross), size(paramsOff.contract)
 	lhsFlat, _ := b.BufferData(inputs[0])
 	rhsFlat, _ := b.BufferData(inputs[1])
+	if dt == dtypes.BFloat16 {
+		l, ok1 := lhsFlat.([]bfloat16.BFloat16)
+		r, ok2 := rhsFlat.([]bfloat16.BFloat16)
+		if ok1 && ok2 {
+			axes := dotGeneralAxes{ints(paramsOff.lhsBatch), ints(paramsOff.lhsContract), ints(paramsOff.rhsBatch), ints(paramsOff.rhsContract)}
+			if out, ok := dotBF16(b, l, r, lhsShape.Dimensions, rhsShape.Dimensions, axes, batch, m, n, k); ok {
+				fastCalls.Add(1)
+				return out, nil
+			}
+		}
+		return stockDot(b, node, inputs, owned)
+	}
 	lhsData, ok1 := lhsFlat.([]float32)
 	rhsData, ok2 := rhsFlat.([]float32)
 	if !ok1 || !ok2 {
