@@ -81,6 +81,7 @@ func run(args []string, w io.Writer) error {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
 	firstProfile := fs.String("firstprofile", "", "write a CPU profile of the first (compiling) step to this file")
 	tiny := fs.Bool("tiny", false, "a tiny model instead of SmolLM2-135M's shape (smoke test)")
+	decodeOnly := fs.Bool("decodeonly", false, "only the decode step of -variant genheavy against the bandwidth bound (no training)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -104,6 +105,12 @@ func run(args []string, w io.Writer) error {
 	m, err := model.New(shape, 1, nil)
 	if err != nil {
 		return err
+	}
+	if *decodeOnly {
+		if !v.decode {
+			return fmt.Errorf("-decodeonly needs -variant genheavy")
+		}
+		return reportDecode(w, m, v, *tiny)
 	}
 	var adapter *lora.Adapter
 	if v.lora {
@@ -209,18 +216,9 @@ func run(args []string, w io.Writer) error {
 	}
 	var decode, bound float64
 	if v.decode {
-		if decode, err = decodeStep(m, v); err != nil {
+		if decode, bound, err = decodeAndBound(w, m, v, *tiny); err != nil {
 			return err
 		}
-		n := 64 << 20
-		if *tiny {
-			n = 1 << 20
-		}
-		bw := bandwidth(n)
-		weightBytes := 4 * float64(m.NumParams())
-		bound = weightBytes / bw
-		fmt.Fprintf(w, "memory bandwidth (STREAM-like copy, %d threads): %.1f GB/s (read+write); reading the %.0f MB of weights once: %.1f ms\n",
-			runtime.GOMAXPROCS(0), bw/1e9, weightBytes/1e6, 1e3*bound)
 		rows = append(rows, line{"decode", fmt.Sprintf("decode step, batch %d", v.prompts*v.g), decode})
 	}
 
@@ -248,8 +246,7 @@ func run(args []string, w io.Writer) error {
 	fmt.Fprintf(w, "| %-28s | %10.0f | %10s | %7s |\n", "peak RSS, MB", peakRSSMB(), ref, "")
 	fmt.Fprintf(w, "\nfirst step / steady step: %.2f×\n", ms[0]["step_time"]/steady)
 	if v.decode {
-		fmt.Fprintf(w, "decode step at batch %d: %.1f ms = %.0f%% of the memory-bandwidth bound (%.1f ms)\n",
-			v.prompts*v.g, 1e3*decode, 100*bound/decode, 1e3*bound)
+		printDecode(w, v, decode, bound)
 	}
 	label := "grpostep ratio"
 	if *name != "full" {
@@ -283,6 +280,41 @@ func promptIDs(i, n, vocab int) []int {
 		ids[j] = 3 + r.IntN(vocab-3)
 	}
 	return ids
+}
+
+// decodeAndBound times a decode step and measures the memory bandwidth;
+// it returns the step and the bound of reading every weight once.
+func decodeAndBound(w io.Writer, m *model.Model, v variant, tiny bool) (decode, bound float64, err error) {
+	if decode, err = decodeStep(m, v); err != nil {
+		return 0, 0, err
+	}
+	n := 64 << 20
+	if tiny {
+		n = 1 << 20
+	}
+	bw := bandwidth(n)
+	weightBytes := 4 * float64(m.NumParams())
+	bound = weightBytes / bw
+	fmt.Fprintf(w, "memory bandwidth (STREAM-like copy, %d threads): %.1f GB/s (read+write); reading the %.0f MB of weights once: %.1f ms\n",
+		runtime.GOMAXPROCS(0), bw/1e9, weightBytes/1e6, 1e3*bound)
+	return decode, bound, nil
+}
+
+func printDecode(w io.Writer, v variant, decode, bound float64) {
+	fmt.Fprintf(w, "decode step at batch %d: %.1f ms = %.0f%% of the memory-bandwidth bound (%.1f ms)\n",
+		v.prompts*v.g, 1e3*decode, 100*bound/decode, 1e3*bound)
+}
+
+// reportDecode is -decodeonly.
+func reportDecode(w io.Writer, m *model.Model, v variant, tiny bool) error {
+	fmt.Fprintf(w, "grpokit decode: %d params, %d prompts × G=%d of %d tokens, %d new tokens; gemm kernels %v, GOMAXPROCS=%d, %s\n",
+		m.NumParams(), v.prompts, v.g, v.promptLen, v.newTokens, gemm.Active(), runtime.GOMAXPROCS(0), cpuModel())
+	decode, bound, err := decodeAndBound(w, m, v, tiny)
+	if err != nil {
+		return err
+	}
+	printDecode(w, v, decode, bound)
+	return nil
 }
 
 // decodeStep returns the median time of one decode step at batch

@@ -44,6 +44,19 @@ func TestRunTiny(t *testing.T) {
 	}
 }
 
+func TestRunDecodeOnly(t *testing.T) {
+	var out strings.Builder
+	if err := run([]string{"-tiny", "-variant", "genheavy", "-decodeonly"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`decode step at batch 32: [0-9.]+ ms = [0-9]+% of the memory-bandwidth bound`).MatchString(out.String()) {
+		t.Errorf("no decode line:\n%s", out.String())
+	}
+	if err := run([]string{"-tiny", "-variant", "full", "-decodeonly"}, &strings.Builder{}); err == nil {
+		t.Error("-decodeonly with -variant full gave no error")
+	}
+}
+
 func TestRunRejectsUnknownVariant(t *testing.T) {
 	if err := run([]string{"-variant", "huge"}, &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "huge") {
 		t.Errorf("err = %v, want one naming the variant", err)
