@@ -61,11 +61,15 @@ type WeightSpec struct {
 }
 
 // Weights lists every tensor a model with config c needs, in HF names and
-// file layout. With tied embeddings lm_head.weight is not listed.
+// file layout. With tied embeddings lm_head.weight is not listed. An
+// unknown model_type lists nothing (Validate reports it).
 func (c Config) Weights() []WeightSpec {
 	h, hd := c.HiddenSize, c.HeadDim
 	q, kv := c.NumAttentionHeads*hd, c.NumKeyValueHeads*hd
 	a := c.arch()
+	if a == nil {
+		return nil
+	}
 	ws := []WeightSpec{{"model.embed_tokens.weight", []int{c.VocabSize, h}}}
 	for i := range c.NumHiddenLayers {
 		add := func(module string, shape ...int) {
