@@ -126,6 +126,9 @@ func TestNonFiniteStepSkipped(t *testing.T) {
 			t.Errorf("step %d: nonfinite %v, loss %v", i+1, m["nonfinite"], m["loss"])
 		}
 	}
+	if steps, _ := grpo.Series(ms, "loss"); len(steps) != 4 {
+		t.Errorf("Series(loss) has steps %v, want the 4 finite ones", steps)
+	}
 	data, _ := os.ReadFile(filepath.Join(cfg.OutputDir, grpo.MetricsFile))
 	if !strings.Contains(string(data), `"loss":null`) {
 		t.Errorf("metrics.jsonl lacks \"loss\":null")

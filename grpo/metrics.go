@@ -89,12 +89,12 @@ func ReadMetrics(path string) ([]Metrics, error) {
 }
 
 // Series returns the steps and values of one metric, for plotting (for
-// example with gonum.org/v1/plot's plotter.XYs). Steps without the metric
-// are skipped.
+// example with gonum.org/v1/plot's plotter.XYs). Steps without the metric,
+// or where it was NaN or ±Inf (null in the file), are skipped.
 func Series(ms []Metrics, key string) (steps, values []float64) {
 	for _, m := range ms {
 		v, ok := m[key]
-		if !ok {
+		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
 		steps = append(steps, m["step"])
