@@ -24,6 +24,10 @@ type Config struct {
 	// Backend names the GoMLX backend ("go", "xla:cpu", "xla:cuda"); ""
 	// uses $GOMLX_BACKEND, else the pure-Go backend.
 	Backend string `json:"backend"`
+	// DType is the compute dtype: "f32" (default) or "bf16" (weights and
+	// activations bf16; norms, softmax, loss and the trainable float32
+	// masters as transformers + PEFT under torch_dtype=bfloat16).
+	DType string `json:"torch_dtype"`
 	// Train is "full" (every weight trains) or "lora".
 	Train string `json:"train"`
 	// LoRARank is the LoRA rank r (alpha is 2r).
@@ -122,6 +126,7 @@ func (c *Config) Shared() *Config { return c }
 func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Model, "model", c.Model, "Hugging Face model folder (config.json, model.safetensors, tokenizer.json); empty builds the tiny embedded model")
 	fs.StringVar(&c.Backend, "backend", c.Backend, "GoMLX backend: go, xla:cpu or xla:cuda (default $GOMLX_BACKEND, else go)")
+	fs.StringVar(&c.DType, "dtype", c.DType, "compute dtype: f32 or bf16 (slow on the pure-Go backend; meant for XLA/GPU)")
 	fs.StringVar(&c.Train, "train", c.Train, "what trains: full (every weight) or lora")
 	fs.IntVar(&c.LoRARank, "lora-rank", c.LoRARank, "LoRA rank r (alpha = 2r) with -train lora")
 	fs.IntVar(&c.Steps, "steps", c.Steps, "GRPO optimizer steps")

@@ -50,13 +50,18 @@ func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
+	compute, err := model.ParseCompute(c.DType)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	opts := &model.Options{Compute: compute}
 	s := &Setup{Dir: c.Model}
 	if c.Model == "" {
 		s.Dir, s.Tiny = filepath.Join(c.Out, InitialModelDir), true
 		m, tok, err := model.NewTiny(s.Dir, tiny.Words, model.TinyConfig{
 			Hidden: tiny.Hidden, Layers: tiny.Layers, Heads: tiny.Heads,
 			Intermediate: tiny.Intermediate, MaxPositions: tiny.MaxPositions,
-		}, uint64(c.Seed), nil)
+		}, uint64(c.Seed), opts)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -72,7 +77,7 @@ func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
 		if len(tok.EOS) == 0 {
 			return nil, fmt.Errorf("%s: tokenizer in %s has no EOS token (tokenizer_config.json eos_token)", name, s.Dir)
 		}
-		m, err := model.Load(s.Dir, nil)
+		m, err := model.Load(s.Dir, opts)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
