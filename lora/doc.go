@@ -15,6 +15,17 @@
 //	_ = a.Save("adapter")     // adapter_config.json + adapter_model.safetensors (PEFT)
 //	_ = a.SaveMerged("merged") // HF model with W += scaling·B·A
 //
+// Target modules are the projections' short names, the same in every
+// architecture package model supports (Llama, Qwen2, Qwen3, Gemma 3). Adapter
+// keys are base_model.model.<module>.lora_{A,B}.weight with <module> in
+// transformers' module tree for the architecture (model.Config.ModuleName):
+// for a multimodal Gemma 3 checkpoint that is
+// base_model.model.model.language_model.layers.…, as PEFT writes it with
+// transformers >= 4.52; Load also reads the older
+// base_model.model.language_model.model.… layout and skips the vision
+// tower's adapters (PEFT adapts SigLIP's q_proj/v_proj too) with one logged
+// line.
+//
 // Attach and Load attach the adapter to the model (model.SetAdapter), so the
 // model's LogitsGraph and Generate use it, and BaseLogitsGraph ignores it.
 // Dropout is active only in graphs marked as training
