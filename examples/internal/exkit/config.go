@@ -15,8 +15,10 @@ import (
 // example's defaults (see each example's defaults function). In a -config
 // file (JSON or YAML) the keys are TRL's names where TRL has the setting
 // (max_steps, num_generations, learning_rate, beta, temperature, seed,
-// output_dir, model_name_or_path, lora_r), else the json tags below; the
-// flags keep short names (-steps, -lr, -out, ...).
+// output_dir, model_name_or_path, lora_r), else the json tags below; any
+// other grpo.Config key (loss_type, scale_rewards, min_p, …) reaches the
+// trainer through Trainer. The flags keep short names (-steps, -lr, -out,
+// ...).
 type Config struct {
 	// Model is a Hugging Face model folder (config.json, model.safetensors,
 	// tokenizer.json); "" builds the tiny embedded model.
@@ -78,7 +80,20 @@ type Config struct {
 	// CPUProfile, if set, names a file that receives a pprof CPU profile
 	// of the whole run (`go tool pprof FILE`).
 	CPUProfile string `json:"cpuprofile"`
+
+	// Trainer takes, in a -config file, every other grpo.Config setting by
+	// its TRL name (loss_type, epsilon_high, delta,
+	// importance_sampling_level, top_entropy_quantile, scale_rewards,
+	// min_p, repetition_penalty, dynamic_sampling, …); GRPO starts from it.
+	// The fields above, the example's own keys and what GRPO sets win.
+	Trainer
+	// trainerSet says Parse filled Trainer from grpo.DefaultConfig.
+	trainerSet bool
 }
+
+// Trainer is grpo.Config, embedded in Config so that a -config file's
+// keys reach it by their TRL names.
+type Trainer = grpo.Config
 
 // Output returns where the report goes: Stdout, or os.Stdout.
 func (c *Config) Output() io.Writer {
@@ -95,6 +110,9 @@ func (c *Config) Output() io.Writer {
 // kept), and a progress line every loggingSteps steps unless Quiet. The example sets the rest (lengths, schedule, task knobs).
 func (c *Config) GRPO(loggingSteps int) grpo.Config {
 	gc := grpo.DefaultConfig()
+	if c.trainerSet {
+		gc = c.Trainer
+	}
 	gc.NumGenerations = c.Generations
 	gc.BatchSize = c.Generations * c.Prompts
 	gc.MaxSteps = c.Steps
@@ -170,6 +188,7 @@ func Parse(name string, cfg any, common *Config, extra func(fs *flag.FlagSet), a
 	if *configFile == "" {
 		return nil
 	}
+	common.Trainer, common.trainerSet = grpo.DefaultConfig(), true
 	if err := strictcfg.DecodeFile(*configFile, cfg); err != nil {
 		return fmt.Errorf("%s: config %w", name, err)
 	}

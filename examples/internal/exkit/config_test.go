@@ -3,6 +3,8 @@ package exkit
 import (
 	"bytes"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/grpokit/grpokit/grpo"
@@ -48,5 +50,38 @@ func TestGRPOSavesPeriodically(t *testing.T) {
 	}
 	if err := gc.Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestConfigFileTRLNames gives the trainer options of TRL 1.10 by their
+// names in a -config file: they reach grpo.Config through GRPO, and a typo
+// is an error naming the key.
+func TestConfigFileTRLNames(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.json")
+	doc := `{"max_steps": 3, "loss_type": "cispo", "epsilon_high": 5, "scale_rewards": false, "min_p": 0.1,
+		"importance_sampling_level": "sequence", "delta": 1.5, "dynamic_sampling": true, "repetition_penalty": 1.1}`
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := Config{Steps: 30, Generations: 4, Prompts: 2, LR: 1e-4, Temperature: 1, Out: dir}
+	if err := Parse("test", &c, &c, nil, []string{"-config", path}); err != nil {
+		t.Fatal(err)
+	}
+	gc := c.GRPO(5)
+	if gc.MaxSteps != 3 || gc.LossType != grpo.LossCISPO || gc.EpsilonHigh != 5 || gc.ScaleRewards != grpo.ScaleNone ||
+		gc.MinP != 0.1 || gc.ImportanceSamplingLevel != grpo.LevelSequence || gc.Delta == nil || *gc.Delta != 1.5 ||
+		!gc.DynamicSampling || gc.RepetitionPenalty != 1.1 || gc.BatchSize != 8 || gc.LearningRate != 1e-4 {
+		t.Errorf("GRPO from -config = %+v", gc)
+	}
+	if err := gc.Validate(); err != nil {
+		t.Error(err)
+	}
+	if err := os.WriteFile(path, []byte(`{"loss_typ": "dapo"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c = Config{}
+	if err := Parse("test", &c, &c, nil, []string{"-config", path}); err == nil || !strings.Contains(err.Error(), `did you mean "loss_type"`) {
+		t.Errorf("typo: err = %v, want a suggestion of loss_type", err)
 	}
 }
