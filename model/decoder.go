@@ -19,6 +19,7 @@ const maskedScore = -1e30
 // fwd carries what one graph build needs.
 type fwd struct {
 	m       *Model
+	forms   graphForms // SimpleGo workarounds or native forms (forms.go)
 	ctx     *mlctx.Context
 	adapter Adapter // nil: base model only
 }
@@ -86,7 +87,8 @@ func lastAxis(v *Node, rank int) *Node {
 	return Reshape(v, dims...)
 }
 
-// rope holds cos and sin tables [B, T, 1, hd] and the rotate-half matrix.
+// rope holds cos and sin tables [B, T, 1, hd] and the rotate-half matrix
+// (nil when rotate_half is built from slices: forms.go).
 type rope struct{ cos, sin, rot *Node }
 
 // newRope builds RoPE tables with inverse frequencies inv (HeadDim/2) for
@@ -102,6 +104,10 @@ func (f *fwd) newRope(positions *Node, inv []float64) rope {
 	pos := ExpandAxes(ConvertDType(positions, dtypes.Float32), -1) // [B, T, 1]
 	angle := Mul(pos, Reshape(Const(g, freq), 1, 1, hd))           // [B, T, hd]
 	angle = ExpandAxes(angle, 2)                                   // [B, T, 1, hd]
+	cos, sin := f.cast(Cos(angle)), f.cast(Sin(angle))
+	if f.forms.sliceRotate {
+		return rope{cos: cos, sin: sin}
+	}
 	// rotate_half(x) = concat(-x[hd/2:], x[:hd/2]) as x·R with a fixed ±1 matrix:
 	// Slice/Concatenate gradients need Pad, which SimpleGo lacks.
 	r := make([][]float32, hd)
@@ -114,26 +120,31 @@ func (f *fwd) newRope(positions *Node, inv []float64) rope {
 	}
 	// HF computes the tables in float32 and casts them to the activations'
 	// dtype; ±1 is exact in any dtype.
-	return rope{cos: f.cast(Cos(angle)), sin: f.cast(Sin(angle)), rot: f.cast(Const(g, r))}
+	return rope{cos: cos, sin: sin, rot: f.cast(Const(g, r))}
 }
 
 // apply rotates x [B, T, heads, hd].
 func (r rope) apply(x *Node) *Node {
-	rot := DotGeneral(x, []int{3}, nil, r.rot, []int{0}, nil)
+	rot := rotateHalf(x, r.rot)
 	return Add(Mul(x, r.cos), Mul(rot, r.sin))
 }
 
 // kvState is one layer's keys and values [B, S, nkv, hd].
 type kvState struct{ k, v *Node }
 
+// cacheWrite is where a decode step writes its keys: the scalar slot and,
+// for the Where form, the mask of that slot.
+type cacheWrite struct{ at, mask *Node }
+
 // attention runs self-attention of layer i on h [B, T, H]. mask is the bool
 // [B, nkv, T, rep, S] mask of the keys each query may see (see scoreMask).
 // With cache == nil the keys are this call's own (S = T); otherwise the new
-// k/v (T must be 1) are written into the cache where the bool writeAt
-// [B, S, nkv, hd] is set, and attention runs over the whole cache. It
+// k/v (T must be 1) are written into the cache at slot w.at (a scalar;
+// w.mask is the bool [B, S, nkv, hd] "slot == at" of the Where form), and
+// attention runs over the whole cache. It
 // returns the output [B, T, H] and the keys/values attended over (the
 // updated cache).
-func (f *fwd) attention(i int, h *Node, r rope, mask *Node, cache *kvState, writeAt *Node) (*Node, kvState) {
+func (f *fwd) attention(i int, h *Node, r rope, mask *Node, cache *kvState, w cacheWrite) (*Node, kvState) {
 	cfg := f.m.cfg
 	a := cfg.arch()
 	B, T := h.Shape().Dimensions[0], h.Shape().Dimensions[1]
@@ -150,9 +161,8 @@ func (f *fwd) attention(i int, h *Node, r rope, mask *Node, cache *kvState, writ
 	q, k = r.apply(q), r.apply(k)
 	kv := kvState{k, v}
 	if cache != nil {
-		S := cache.k.Shape().Dimensions[1]
-		kv.k = Where(writeAt, BroadcastToDims(k, B, S, nkv, hd), cache.k)
-		kv.v = Where(writeAt, BroadcastToDims(v, B, S, nkv, hd), cache.v)
+		kv.k = writeCache(f.forms.dynamicUpdate, cache.k, k, w.at, w.mask)
+		kv.v = writeCache(f.forms.dynamicUpdate, cache.v, v, w.at, w.mask)
 	}
 	rep := nh / nkv
 	// Query head n uses kv head n/rep: split heads as [kv group, rep].
@@ -242,7 +252,7 @@ func (f *fwd) decoder(ids, positions *Node, allowed masks, caches []kvState, at 
 	}
 	ropes := map[bool]rope{}
 	scoreMasks := map[bool]*Node{}
-	writeAt := map[bool]*Node{}
+	writeAt := map[bool]cacheWrite{}
 	kvs := make([]kvState, cfg.NumHiddenLayers)
 	for i := range cfg.NumHiddenLayers {
 		local := cfg.IsSlidingLayer(i)
@@ -263,8 +273,12 @@ func (f *fwd) decoder(ids, positions *Node, allowed masks, caches []kvState, at 
 				if local {
 					w = at.local
 				}
-				dims := c.k.Shape().Dimensions
-				writeAt[local] = Equal(Iota(g, shapes.Make(dtypes.Int32, dims...), 1), w)
+				cw := cacheWrite{at: w}
+				if !f.forms.dynamicUpdate {
+					dims := c.k.Shape().Dimensions
+					cw.mask = Equal(Iota(g, shapes.Make(dtypes.Int32, dims...), 1), w)
+				}
+				writeAt[local] = cw
 			}
 		}
 		h := f.rmsNorm(layerName(i, "input_layernorm.weight"), x)
@@ -321,7 +335,7 @@ func (m *Model) hasSlidingLayers() bool {
 }
 
 func (m *Model) fwd(ctx *mlctx.Context, withAdapter bool) *fwd {
-	f := &fwd{m: m, ctx: ctx}
+	f := &fwd{m: m, ctx: ctx, forms: m.forms()}
 	if withAdapter {
 		f.adapter = m.adapter
 	}

@@ -84,14 +84,18 @@
 // gets one made of Concatenate (the stock one needs Pad, missing on
 // SimpleGo). The graph avoids Rsqrt (no gradient: Div by Sqrt instead) and
 // builds RoPE's rotate-half as a fixed ±1 matmul. Graphs are made of large
-// DotGenerals.
+// DotGenerals. Where the backend has the ops (XLA: Pad and
+// DynamicUpdateSlice in its Capabilities), forms.go picks the native forms
+// instead: rotate-half from Slice/Neg/Concatenate and KV-cache writes with
+// DynamicUpdateSlice; the pure-Go path is unchanged.
 //
 // # Generation
 //
 // Generate left-pads the prompts to a length bucket (16, 32, ... 256, then
 // multiples of 256), prefills once, shares each prompt's KV cache among its
 // NumGenerations completions, and runs one compiled decode step per token
-// over a fixed-size cache written with Where(Iota == pos, new, cache).
+// over a fixed-size cache written with Where(Iota == pos, new, cache)
+// (DynamicUpdateSlice on backends that have it).
 // Sampling (temperature, top-k, top-p, seeded) and constraints
 // (ConstraintFunc, NewTrie) run on the host from the last logits. The
 // attached adapter is used, so GRPO samples from the policy being trained.
