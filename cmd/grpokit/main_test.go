@@ -185,6 +185,18 @@ func TestMergeReloadsIdentically(t *testing.T) {
 	if d, err := model.WeightsDType(merged); err != nil || d != "F32" {
 		t.Errorf("merged dtype %q, %v; want the base's F32", d, err)
 	}
+	// -dtype BF16 writes bfloat16 weights and says so in config.json.
+	bf := filepath.Join(dir, "merged-bf16")
+	if err := run(context.Background(), []string{"merge", "-model", base, "-adapter", adapter, "-out", bf, "-dtype", "bf16"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	cfgJSON, _ := os.ReadFile(filepath.Join(bf, "config.json"))
+	if d, err := model.WeightsDType(bf); err != nil || d != "BF16" || !strings.Contains(string(cfgJSON), `"torch_dtype": "bfloat16"`) {
+		t.Errorf("bf16 merge: dtype %q, %v; config.json %s", d, err, cfgJSON)
+	}
+	if _, err := loadModel(bf, "", os.Stderr); err != nil {
+		t.Errorf("bf16 merge does not load: %v", err)
+	}
 }
 
 func ones(n int) []int {
