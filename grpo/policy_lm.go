@@ -85,9 +85,10 @@ func NewLMPolicy(m *model.Model, adapter *lora.Adapter, tok *tokenizer.Pretraine
 	return p, nil
 }
 
-// referenceCopy returns a frozen copy of m's current weights.
+// referenceCopy returns a frozen copy of m's current weights, computing
+// in m's dtype (TRL's reference model shares the policy's torch_dtype).
 func referenceCopy(m *model.Model) (*model.Model, error) {
-	ref, err := model.New(m.Config(), 0, &model.Options{Backend: m.Backend()})
+	ref, err := model.New(m.Config(), 0, &model.Options{Backend: m.Backend(), Compute: m.Compute()})
 	if err != nil {
 		return nil, fmt.Errorf("grpo: reference copy: %w", err)
 	}
