@@ -80,6 +80,15 @@ func NewLMPolicy(m *model.Model, adapter *lora.Adapter, tok *tokenizer.Pretraine
 		p.opts = *opts
 	}
 	if adapter == nil {
+		// Full fine-tuning trains float32 masters.
+		switch st := m.Storage(); {
+		case st.Quantized():
+			return nil, fmt.Errorf("grpo: NewLMPolicy: full fine-tuning of a %s model; train a LoRA adapter (QLoRA) or load it in float32", st)
+		case st != model.StorageF32:
+			if err := m.SetStorage(model.StorageF32, false); err != nil {
+				return nil, fmt.Errorf("grpo: NewLMPolicy: %w", err)
+			}
+		}
 		m.SetBaseTrainable(true)
 	}
 	return p, nil

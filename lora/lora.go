@@ -35,6 +35,17 @@ type Config struct {
 	TargetModules []string
 	// Seed draws the initial A matrices (B starts at zero).
 	Seed uint64
+	// Quantize is how the frozen base holds its projection weights, as
+	// QLoRA does with bitsandbytes: "nf4" is BitsAndBytesConfig(
+	// load_in_4bit=True, bnb_4bit_quant_type="nf4"), "int8" is
+	// load_in_8bit=True, "bf16" keeps bfloat16, "" leaves the model's
+	// storage as it is (see model.Storage; products always run in
+	// float32, bnb_4bit_compute_dtype=float32). Attach converts a model
+	// that holds another format; loading with model.Options.Storage set
+	// to the same value avoids ever holding the float32 model.
+	Quantize string
+	// DoubleQuant is bnb_4bit_use_double_quant (NF4 only).
+	DoubleQuant bool
 }
 
 // Scaling returns the factor of B·A: Alpha/R, or Alpha/sqrt(R) with RSLoRA.
@@ -68,6 +79,11 @@ func (c Config) Validate() error {
 	if c.Dropout < 0 || c.Dropout >= 1 {
 		errs = append(errs, fmt.Errorf("lora: lora_dropout = %g, want in [0, 1)", c.Dropout))
 	}
+	if s, err := model.ParseStorage(c.Quantize); err != nil {
+		errs = append(errs, fmt.Errorf("lora: quantize: %w", err))
+	} else if s == model.StorageAsStored {
+		errs = append(errs, fmt.Errorf("lora: quantize %q: want nf4, int8, bf16 or empty", c.Quantize))
+	}
 	if c.TargetModules != nil && len(c.TargetModules) == 0 {
 		errs = append(errs, errors.New("lora: target_modules is empty"))
 	}
@@ -99,6 +115,11 @@ func Attach(m *model.Model, cfg Config) (*Adapter, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if s, _ := model.ParseStorage(cfg.Quantize); s != model.StorageF32 && s != m.Storage() {
+		if err := m.SetStorage(s, cfg.DoubleQuant); err != nil {
+			return nil, fmt.Errorf("lora: %w", err)
+		}
+	}
 	a := &Adapter{m: m, cfg: cfg}
 	for i := range m.Config().NumHiddenLayers {
 		for _, p := range model.Projections {
@@ -109,7 +130,7 @@ func Attach(m *model.Model, cfg Config) (*Adapter, error) {
 	}
 	r := rand.New(rand.NewPCG(cfg.Seed, 0x10ea))
 	for _, mod := range a.modules {
-		_, shape, err := m.Weight(mod + ".weight")
+		shape, err := m.WeightShape(mod + ".weight")
 		if err != nil {
 			return nil, fmt.Errorf("lora: %w", err)
 		}

@@ -137,7 +137,7 @@ func Load(m *model.Model, dir string) (*Adapter, error) {
 			errs = append(errs, fmt.Errorf("lora: unexpected tensor %q in adapter_model.safetensors", t.Name))
 			continue
 		}
-		if _, shape, err := m.Weight(mod + ".weight"); err != nil {
+		if shape, err := m.WeightShape(mod + ".weight"); err != nil {
 			errs = append(errs, fmt.Errorf("lora: tensor %q adapts unknown module %q", t.Name, mod))
 			continue
 		} else {

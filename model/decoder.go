@@ -32,8 +32,8 @@ func (f *fwd) weight(g *Graph, name string) *Node {
 		if err != nil {
 			panic(err)
 		}
-		if x := f.ctx.InAbsPath(scope).GetVariable(v); x != nil {
-			return x.ValueGraph(g)
+		if x := storedWeight(f.ctx, g, scope, v, f.m.specShape(n)); x != nil {
+			return x
 		}
 		alt, ok := TiedFallback[n]
 		if !ok {
@@ -244,8 +244,7 @@ func (f *fwd) decoder(ids, positions *Node, allowed masks, caches []kvState, at 
 	cfg := f.m.cfg
 	a := cfg.arch()
 	g := ids.Graph()
-	embed := f.weight(g, "model.embed_tokens.weight")
-	x := f.cast(Gather(embed, ExpandAxes(ConvertDType(ids, dtypes.Int32), -1))) // [B, T, H]
+	x := f.cast(lookupRows(f.ctx, g, "model.embed_tokens.weight", ids, f.m.specShape("model.embed_tokens.weight"))) // [B, T, H]
 	if a.embedScale {
 		// HF multiplies by sqrt(hidden) cast to the weights' dtype.
 		x = Mul(x, scalarLike(x, float64(float32(math.Sqrt(float64(cfg.HiddenSize))))))

@@ -14,7 +14,6 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/internal/backend"
 	"github.com/grpokit/grpokit/internal/vjp"
@@ -47,6 +46,22 @@ type Options struct {
 	// Logf receives Load's informational lines (e.g. that a multimodal
 	// checkpoint's vision tower was skipped); nil means log.Printf.
 	Logf func(format string, args ...any)
+	// Storage is how weights are held (see Storage): StorageF32 (the
+	// default) for full fine-tuning; StorageAsStored, StorageBF16,
+	// StorageNF4 or StorageInt8 for a frozen base (LoRA, QLoRA) or a
+	// reference model. Load converts one tensor at a time, so the model
+	// never exists in float32 as a whole.
+	Storage Storage
+	// DoubleQuant quantizes NF4's absmax again (bitsandbytes'
+	// bnb_4bit_use_double_quant): about 0.4 fewer bits per weight.
+	DoubleQuant bool
+}
+
+func (o *Options) storage() (Storage, bool) {
+	if o == nil {
+		return StorageF32, false
+	}
+	return o.Storage, o.DoubleQuant
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -66,6 +81,7 @@ type Model struct {
 	ctx     *mlctx.Context
 	adapter Adapter
 	compute dtypes.DType // InvalidDType means Float32
+	storage Storage
 
 	mu    sync.Mutex
 	execs map[string]*mlctx.Exec
@@ -84,6 +100,11 @@ func newEmpty(cfg Config, opts *Options) (*Model, error) {
 		}
 	}
 	vjp.Register()
+	if opts != nil {
+		if _, err := ParseStorage(string(opts.Storage)); err != nil {
+			return nil, err
+		}
+	}
 	var b backends.Backend
 	if opts != nil && opts.Backend != nil {
 		b = opts.Backend
@@ -93,7 +114,8 @@ func newEmpty(cfg Config, opts *Options) (*Model, error) {
 			return nil, fmt.Errorf("model: %w", err)
 		}
 	}
-	return &Model{cfg: cfg, backend: b, ctx: mlctx.New(), execs: map[string]*mlctx.Exec{}, compute: compute}, nil
+	s, _ := opts.storage()
+	return &Model{cfg: cfg, backend: b, ctx: mlctx.New(), execs: map[string]*mlctx.Exec{}, compute: compute, storage: s}, nil
 }
 
 // New returns a model with random weights for cfg (normal with std 0.02 as
@@ -125,7 +147,8 @@ func New(cfg Config, seed uint64, opts *Options) (*Model, error) {
 				data[i] = float32(0.02 * r.NormFloat64())
 			}
 		}
-		if err := m.setVar(w.Name, data, w.Shape); err != nil {
+		st, dq := opts.storage()
+		if err := m.storeAs(w.Name, data, w.Shape, st.formatFor(w.Name, w.Shape, "F32"), dq); err != nil {
 			return nil, err
 		}
 	}
@@ -193,7 +216,9 @@ func Load(dir string, opts *Options) (*Model, error) {
 			errs = append(errs, err)
 			continue
 		}
-		if err := m.setVar(w.Name, data, w.Shape); err != nil {
+		st, dq := opts.storage()
+		format := st.formatFor(w.Name, w.Shape, l.f.header.Tensors[l.name].DType)
+		if err := m.storeAs(w.Name, data, w.Shape, format, dq); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -240,23 +265,6 @@ func weightFiles(dir string, opts *Options) ([]string, error) {
 	return files, nil
 }
 
-// setVar stores data as the variable for HF tensor name.
-func (m *Model) setVar(name string, data []float32, shape []int) error {
-	scope, v, err := ScopeOf(name)
-	if err != nil {
-		return err
-	}
-	t := tensors.FromFlatDataAndDimensions(data, shape...)
-	if old := m.ctx.GetVariableByScopeAndName(scope, v); old != nil {
-		if !slices.Equal(old.Shape().Dimensions, shape) {
-			return &WeightError{Name: name, Want: old.Shape().Dimensions, Got: shape}
-		}
-		return old.SetValue(t)
-	}
-	m.ctx.InAbsPath(scope).VariableWithValue(v, t)
-	return nil
-}
-
 // Config returns the model's configuration.
 func (m *Model) Config() Config { return m.cfg }
 
@@ -288,30 +296,69 @@ func (m *Model) resetExecs() {
 }
 
 // Weight returns a copy of HF tensor name as float32 values and its shape;
-// a tied lm_head.weight returns the embedding.
+// a tied lm_head.weight returns the embedding. Low-precision weights are
+// widened (or dequantized).
 func (m *Model) Weight(name string) ([]float32, []int, error) {
-	v := m.variable(name)
-	if v == nil {
-		return nil, nil, fmt.Errorf("model: no weight %q", name)
+	for n := name; ; {
+		shape := m.specShape(n)
+		if shape != nil {
+			data, ok, err := m.hostWeight(n, shape)
+			if err != nil {
+				return nil, nil, fmt.Errorf("model: weight %q: %w", name, err)
+			}
+			if ok {
+				return data, slices.Clone(shape), nil
+			}
+		}
+		alt, ok := TiedFallback[n]
+		if !ok {
+			return nil, nil, fmt.Errorf("model: no weight %q", name)
+		}
+		n = alt
 	}
-	t, err := v.Value()
-	if err != nil {
-		return nil, nil, fmt.Errorf("model: weight %q: %w", name, err)
-	}
-	data, err := tensors.CopyFlatData[float32](t)
-	if err != nil {
-		return nil, nil, fmt.Errorf("model: weight %q: %w", name, err)
-	}
-	return data, slices.Clone(t.Shape().Dimensions), nil
 }
 
-// SetWeight replaces HF tensor name (same shape) and recompiles nothing:
-// graphs read weights as variables.
-func (m *Model) SetWeight(name string, data []float32, shape []int) error {
-	if m.variable(name) == nil {
-		return fmt.Errorf("model: no weight %q", name)
+// WeightShape returns the shape of HF tensor name (tied fallback applied)
+// without copying it.
+func (m *Model) WeightShape(name string) ([]int, error) {
+	for n := name; ; {
+		if s := m.specShape(n); s != nil && m.formatOf(n) != "" {
+			return slices.Clone(s), nil
+		}
+		alt, ok := TiedFallback[n]
+		if !ok {
+			return nil, fmt.Errorf("model: no weight %q", name)
+		}
+		n = alt
 	}
-	return m.setVar(name, data, shape)
+}
+
+// specShape returns the shape Config.Weights gives name, or nil.
+func (m *Model) specShape(name string) []int {
+	for _, w := range m.cfg.Weights() {
+		if w.Name == name {
+			return w.Shape
+		}
+	}
+	return nil
+}
+
+// SetWeight replaces HF tensor name (same shape), keeping its storage
+// format, and recompiles nothing: graphs read weights as variables.
+func (m *Model) SetWeight(name string, data []float32, shape []int) error {
+	for n := name; ; {
+		if f := m.formatOf(n); f != "" {
+			if want := m.specShape(n); !slices.Equal(want, shape) {
+				return &WeightError{Name: name, Want: want, Got: shape}
+			}
+			return m.storeAs(n, data, shape, f, false)
+		}
+		alt, ok := TiedFallback[n]
+		if !ok {
+			return fmt.Errorf("model: no weight %q", name)
+		}
+		n = alt
+	}
 }
 
 // variable returns the variable for an HF tensor name (with the tied
@@ -333,12 +380,13 @@ func (m *Model) variable(name string) *mlctx.Variable {
 	}
 }
 
-// BaseVariables returns the model's own weights (not an adapter's), in the
-// order of Config.Weights.
+// BaseVariables returns the model's own float32 weights (not an adapter's,
+// nor low-precision ones, which never train), in the order of
+// Config.Weights.
 func (m *Model) BaseVariables() []*mlctx.Variable {
 	var out []*mlctx.Variable
 	for _, w := range m.cfg.Weights() {
-		if v := m.variable(w.Name); v != nil {
+		if v := m.variable(w.Name); v != nil && v.Shape().DType == dtypes.Float32 {
 			out = append(out, v)
 		}
 	}

@@ -126,7 +126,8 @@ func dotGeneralGrad(node, v *Node, ax axes) []*Node {
 	vBatch := iota(0, nb)
 
 	// dLhs = v · rhs over the rhs cross axes: [batch, lhsCross, rhsContract(sorted)].
-	dl := DotGeneral(v, iota(nb+nlc, nrc), vBatch, rhs, rc, ax.rhsBatch)
+	// A weight widened from low precision is widened again here (Recompute).
+	dl := DotGeneral(v, iota(nb+nlc, nrc), vBatch, fresh(rhs), rc, ax.rhsBatch)
 	permL := make([]int, lhs.Rank())
 	for i, a := range ax.lhsBatch {
 		permL[a] = i
@@ -140,7 +141,7 @@ func dotGeneralGrad(node, v *Node, ax axes) []*Node {
 	dl = transposeIfNeeded(dl, permL)
 
 	// dRhs = lhs · v over the lhs cross axes: [batch, lhsContract(sorted), rhsCross].
-	dr := DotGeneral(lhs, lc, ax.lhsBatch, v, iota(nb, nlc), vBatch)
+	dr := DotGeneral(fresh(lhs), lc, ax.lhsBatch, v, iota(nb, nlc), vBatch)
 	permR := make([]int, rhs.Rank())
 	for i, a := range ax.rhsBatch {
 		permR[a] = i

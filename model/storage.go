@@ -1,0 +1,456 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/dtypes/bfloat16"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/internal/quant"
+	"github.com/grpokit/grpokit/internal/vjp"
+)
+
+// Storage is how a model holds its weights. Only StorageF32 weights can
+// train (full fine-tuning keeps float32 masters); the others are for a
+// frozen base under LoRA (QLoRA) and for reference models. Whatever the
+// storage, every product runs in float32: a low-precision weight is widened
+// inside the graph just before its product, and the widened copy lives only
+// as long as that product (the backward pass widens it again rather than
+// keeping it; internal/vjp.Recompute). Norm weights and biases always stay
+// float32.
+type Storage string
+
+const (
+	// StorageF32 holds every weight as float32 (the default).
+	StorageF32 Storage = ""
+	// StorageAsStored keeps BF16 tensors of the checkpoint as bfloat16 and
+	// everything else float32 (F16 is widened: SimpleGo cannot convert it).
+	StorageAsStored Storage = "stored"
+	// StorageBF16 holds matrices (projections, embeddings, LM head) as
+	// bfloat16, rounding float32 ones to nearest even.
+	StorageBF16 Storage = "bf16"
+	// StorageNF4 is QLoRA's 4-bit NormalFloat (PEFT/transformers
+	// BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4")):
+	// the decoder layers' projections in blocks of 64 with an absmax each
+	// (see internal/quant); embeddings and LM head bfloat16, as
+	// bitsandbytes leaves them. A projection whose size is not a multiple
+	// of 64 stays bfloat16.
+	StorageNF4 Storage = "nf4"
+	// StorageInt8 is LLM.int8's weight format (load_in_8bit=True): int8
+	// projections with an absmax per output row (no outlier decomposition
+	// of activations: products are float32); embeddings and LM head
+	// bfloat16.
+	StorageInt8 Storage = "int8"
+)
+
+// ParseStorage accepts "", "f32", "stored", "bf16", "nf4" and "int8"
+// (bitsandbytes' names: "fp4" is not supported).
+func ParseStorage(s string) (Storage, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "f32", "float32", "none":
+		return StorageF32, nil
+	case "stored", "as-stored":
+		return StorageAsStored, nil
+	case "bf16", "bfloat16":
+		return StorageBF16, nil
+	case "nf4", "4bit":
+		return StorageNF4, nil
+	case "int8", "8bit":
+		return StorageInt8, nil
+	}
+	return "", fmt.Errorf("model: unknown weight storage %q (want f32, stored, bf16, nf4 or int8)", s)
+}
+
+// Quantized reports whether s is NF4 or int8.
+func (s Storage) Quantized() bool { return s == StorageNF4 || s == StorageInt8 }
+
+// Variable names, next to a projection's "weight", of its quantized forms.
+const (
+	varNF4      = "weight_nf4"          // uint8 [N/2]: two codes a byte
+	varAbsmax   = "weight_absmax"       // float32 [N/64]
+	varAbsmaxQ  = "weight_absmax_q"     // uint8 [N/64]: double quantization
+	varAbsmax2  = "weight_absmax_scale" // float32 [N/64/256]
+	varAbsmaxOf = "weight_absmax_offset"
+	varInt8     = "weight_int8"  // int8 [out, in]
+	varRowScale = "weight_scale" // float32 [out]: absmax/127
+)
+
+// kindOf tells what a weight is, for the storage rules.
+func kindOf(name string, shape []int) string {
+	switch {
+	case len(shape) != 2:
+		return "vector" // norms and biases
+	case strings.HasPrefix(name, "model.layers."):
+		return "projection"
+	}
+	return "matrix" // embeddings, LM head
+}
+
+// formatFor returns how a weight of the given file dtype is held under s:
+// "f32", "bf16", "nf4" or "int8".
+func (s Storage) formatFor(name string, shape []int, fileDType string) string {
+	kind := kindOf(name, shape)
+	if kind == "vector" {
+		return "f32"
+	}
+	switch s {
+	case StorageAsStored:
+		if fileDType == "BF16" {
+			return "bf16"
+		}
+		return "f32"
+	case StorageBF16:
+		return "bf16"
+	case StorageNF4:
+		if kind == "projection" && shape[0]*shape[1]%quant.BlockSize == 0 {
+			return "nf4"
+		}
+		return "bf16"
+	case StorageInt8:
+		if kind == "projection" {
+			return "int8"
+		}
+		return "bf16"
+	}
+	return "f32"
+}
+
+// toBF16 rounds float32 values to bfloat16, to nearest even (torch's
+// .to(torch.bfloat16)); NaN stays NaN.
+func toBF16(data []float32) []bfloat16.BFloat16 {
+	out := make([]bfloat16.BFloat16, len(data))
+	for i, v := range data {
+		b := math.Float32bits(v)
+		if v != v {
+			out[i] = bfloat16.BFloat16(b>>16 | 0x40)
+			continue
+		}
+		b += 0x7fff + (b>>16)&1
+		out[i] = bfloat16.BFloat16(b >> 16)
+	}
+	return out
+}
+
+// putVar stores t as variable v of scope, replacing any value (the shape
+// and dtype may change), frozen unless trainable.
+func (m *Model) putVar(scope, v string, t *tensors.Tensor, trainable bool) {
+	c := m.ctx.InAbsPath(scope)
+	if old := c.GetVariable(v); old != nil && old.Shape().Equal(t.Shape()) {
+		_ = old.SetValue(t)
+		old.SetTrainable(trainable)
+		return
+	}
+	m.deleteVar(scope, v)
+	c.VariableWithValue(v, t).SetTrainable(trainable)
+}
+
+// deleteVar removes variable v of scope if it exists.
+func (m *Model) deleteVar(scope, v string) {
+	if x := m.ctx.InAbsPath(scope).GetVariable(v); x != nil {
+		m.ctx.DeleteVariable(scope, v)
+	}
+}
+
+// storeAs puts weight name (float32 data, shape) in the given format,
+// removing the variables of the other formats.
+func (m *Model) storeAs(name string, data []float32, shape []int, format string, double bool) error {
+	scope, v, err := ScopeOf(name)
+	if err != nil {
+		return err
+	}
+	if v != "weight" && format != "f32" {
+		return fmt.Errorf("model: %s: only .weight tensors are stored in %s", name, format)
+	}
+	for _, x := range []string{varNF4, varAbsmax, varAbsmaxQ, varAbsmax2, varAbsmaxOf, varInt8, varRowScale} {
+		if v == "weight" {
+			m.deleteVar(scope, x)
+		}
+	}
+	switch format {
+	case "f32":
+		m.putVar(scope, v, tensors.FromFlatDataAndDimensions(data, shape...), true)
+	case "bf16":
+		m.putVar(scope, v, tensors.FromFlatDataAndDimensions(toBF16(data), shape...), false)
+	case "nf4":
+		m.deleteVar(scope, v)
+		q := quant.QuantizeNF4(data, double)
+		m.putVar(scope, varNF4, tensors.FromFlatDataAndDimensions(q.Packed, len(q.Packed)), false)
+		if q.Double != nil {
+			d := q.Double
+			m.putVar(scope, varAbsmaxQ, tensors.FromFlatDataAndDimensions(d.Codes, len(d.Codes)), false)
+			m.putVar(scope, varAbsmax2, tensors.FromFlatDataAndDimensions(d.Absmax, len(d.Absmax)), false)
+			m.putVar(scope, varAbsmaxOf, tensors.FromScalar(d.Offset), false)
+		} else {
+			m.putVar(scope, varAbsmax, tensors.FromFlatDataAndDimensions(q.Absmax, len(q.Absmax)), false)
+		}
+	case "int8":
+		m.deleteVar(scope, v)
+		q, err := quant.QuantizeInt8(data, shape[0], shape[1])
+		if err != nil {
+			return fmt.Errorf("model: %s: %w", name, err)
+		}
+		scale := make([]float32, len(q.Absmax))
+		for i, a := range q.Absmax {
+			scale[i] = a * float32(7.874015718698502e-3)
+		}
+		m.putVar(scope, varInt8, tensors.FromFlatDataAndDimensions(q.Q, shape...), false)
+		m.putVar(scope, varRowScale, tensors.FromFlatDataAndDimensions(scale, shape[0]), false)
+	default:
+		return fmt.Errorf("model: %s: unknown format %q", name, format)
+	}
+	return nil
+}
+
+// Storage returns how the model holds its weights.
+func (m *Model) Storage() Storage { return m.storage }
+
+// SetStorage converts the weights to s, one tensor at a time (the peak is
+// the model in both formats for one tensor). Going back to StorageF32
+// widens bfloat16 exactly and dequantizes NF4/int8 (their rounding stays).
+// doubleQuant selects NF4's double quantization of the absmax
+// (bnb_4bit_use_double_quant). Graphs compiled before are dropped. The
+// base weights of a non-f32 model are frozen.
+func (m *Model) SetStorage(s Storage, doubleQuant bool) error {
+	if _, err := ParseStorage(string(s)); err != nil {
+		return err
+	}
+	var errs []error
+	for _, w := range m.cfg.Weights() {
+		data, shape, err := m.Weight(w.Name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		src := "F32"
+		if m.formatOf(w.Name) == "bf16" {
+			src = "BF16"
+		}
+		if err := m.storeAs(w.Name, data, shape, s.formatFor(w.Name, shape, src), doubleQuant); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	m.storage = s
+	m.resetExecs()
+	if len(errs) > 0 {
+		return fmt.Errorf("model: set storage %q: %w", s, errors.Join(errs...))
+	}
+	return nil
+}
+
+// formatOf returns how weight name is held now ("" if it is missing).
+func (m *Model) formatOf(name string) string {
+	scope, v, err := ScopeOf(name)
+	if err != nil {
+		return ""
+	}
+	c := m.ctx.InAbsPath(scope)
+	if x := c.GetVariable(v); x != nil {
+		if x.Shape().DType == dtypes.BFloat16 {
+			return "bf16"
+		}
+		return "f32"
+	}
+	if v != "weight" {
+		return ""
+	}
+	if c.GetVariable(varNF4) != nil {
+		return "nf4"
+	}
+	if c.GetVariable(varInt8) != nil {
+		return "int8"
+	}
+	return ""
+}
+
+// hostWeight returns weight name (no tied fallback) as float32 values,
+// dequantizing it if needed; ok is false when the model has no such weight.
+func (m *Model) hostWeight(name string, shape []int) (data []float32, ok bool, err error) {
+	scope, v, err := ScopeOf(name)
+	if err != nil {
+		return nil, false, err
+	}
+	c := m.ctx.InAbsPath(scope)
+	value := func(v string) (*tensors.Tensor, error) {
+		x := c.GetVariable(v)
+		if x == nil {
+			return nil, fmt.Errorf("model: weight %q: no variable %s", name, v)
+		}
+		return x.Value()
+	}
+	switch m.formatOf(name) {
+	case "":
+		return nil, false, nil
+	case "f32", "bf16":
+		t, err := value(v)
+		if err != nil {
+			return nil, true, err
+		}
+		if t.DType() == dtypes.BFloat16 {
+			raw, err := tensors.CopyFlatData[bfloat16.BFloat16](t)
+			if err != nil {
+				return nil, true, err
+			}
+			out := make([]float32, len(raw))
+			for i, b := range raw {
+				out[i] = b.Float32()
+			}
+			return out, true, nil
+		}
+		data, err := tensors.CopyFlatData[float32](t)
+		return data, true, err
+	case "nf4":
+		n := shape[0] * shape[1]
+		q := &quant.NF4Tensor{N: n}
+		t, err := value(varNF4)
+		if err != nil {
+			return nil, true, err
+		}
+		if q.Packed, err = tensors.CopyFlatData[uint8](t); err != nil {
+			return nil, true, err
+		}
+		if c.GetVariable(varAbsmaxQ) != nil {
+			d := &quant.Blockwise8{N: (n + quant.BlockSize - 1) / quant.BlockSize}
+			codes, err1 := value(varAbsmaxQ)
+			scales, err2 := value(varAbsmax2)
+			off, err3 := value(varAbsmaxOf)
+			if err := errors.Join(err1, err2, err3); err != nil {
+				return nil, true, err
+			}
+			d.Codes, err1 = tensors.CopyFlatData[uint8](codes)
+			d.Absmax, err2 = tensors.CopyFlatData[float32](scales)
+			d.Offset = tensors.ToScalar[float32](off)
+			if err := errors.Join(err1, err2); err != nil {
+				return nil, true, err
+			}
+			q.Double = d
+		} else {
+			t, err := value(varAbsmax)
+			if err != nil {
+				return nil, true, err
+			}
+			if q.Absmax, err = tensors.CopyFlatData[float32](t); err != nil {
+				return nil, true, err
+			}
+		}
+		if err := q.Validate(); err != nil {
+			return nil, true, fmt.Errorf("model: weight %q: %w", name, err)
+		}
+		return q.Dequantize(make([]float32, n)), true, nil
+	case "int8":
+		qt, err1 := value(varInt8)
+		st, err2 := value(varRowScale)
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, true, err
+		}
+		q, err1 := tensors.CopyFlatData[int8](qt)
+		scale, err2 := tensors.CopyFlatData[float32](st)
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, true, err
+		}
+		out := make([]float32, len(q))
+		cols := shape[1]
+		for i, x := range q {
+			out[i] = float32(x) * scale[i/cols]
+		}
+		return out, true, nil
+	}
+	return nil, false, nil
+}
+
+// storedWeight returns the float32 graph node of weight name held in
+// scope/v, widening or dequantizing a low-precision one (marked for
+// recomputation in the backward pass), or nil if it is not in ctx.
+func storedWeight(ctx *mlctx.Context, g *Graph, scope, v string, shape []int) *Node {
+	c := ctx.InAbsPath(scope)
+	if x := c.GetVariable(v); x != nil {
+		n := x.ValueGraph(g)
+		if n.DType() == dtypes.Float32 {
+			return n
+		}
+		return vjp.Recompute(widen, n)
+	}
+	if v != "weight" {
+		return nil
+	}
+	if p := c.GetVariable(varNF4); p != nil {
+		packed := p.ValueGraph(g)
+		var absmax *Node
+		if q := c.GetVariable(varAbsmaxQ); q != nil {
+			absmax = vjp.Recompute(dequantAbsmax, q.ValueGraph(g),
+				c.GetVariable(varAbsmax2).ValueGraph(g), c.GetVariable(varAbsmaxOf).ValueGraph(g))
+		} else {
+			absmax = c.GetVariable(varAbsmax).ValueGraph(g)
+		}
+		return vjp.Recompute(func(in ...*Node) *Node { return dequantNF4(in[0], in[1], shape) }, packed, absmax)
+	}
+	if q := c.GetVariable(varInt8); q != nil {
+		return vjp.Recompute(dequantInt8, q.ValueGraph(g), c.GetVariable(varRowScale).ValueGraph(g))
+	}
+	return nil
+}
+
+// widen converts in[0] to float32.
+func widen(in ...*Node) *Node { return ConvertDType(in[0], dtypes.Float32) }
+
+// nf4Pairs is a [256, 2] table: the NF4 values of a byte's high and low
+// nibble, so that one Gather decodes both codes of a byte.
+var nf4Pairs = func() [][]float32 {
+	t := make([][]float32, 256)
+	for b := range t {
+		t[b] = []float32{quant.NF4[b>>4], quant.NF4[b&15]}
+	}
+	return t
+}()
+
+// dequantNF4 decodes packed [N/2] uint8 with absmax [N/64] to [out, in].
+func dequantNF4(packed, absmax *Node, shape []int) *Node {
+	g := packed.Graph()
+	idx := ExpandAxes(ConvertDType(packed, dtypes.Int32), -1) // [N/2, 1]
+	vals := Gather(Const(g, nf4Pairs), idx)                   // [N/2, 2]
+	blocks := absmax.Shape().Dim(0)
+	vals = Mul(Reshape(vals, blocks, quant.BlockSize), Reshape(absmax, blocks, 1))
+	return Reshape(vals, shape...)
+}
+
+// dequantAbsmax decodes double-quantized absmax: map[codes]·scale + offset.
+func dequantAbsmax(in ...*Node) *Node {
+	codes, scales, offset := in[0], in[1], in[2]
+	g := codes.Graph()
+	dm := quant.DynamicMap()
+	n := codes.Shape().Dim(0)
+	vals := Gather(Const(g, dm[:]), ExpandAxes(ConvertDType(codes, dtypes.Int32), -1)) // [n]
+	nb := scales.Shape().Dim(0)
+	full := nb * quant.DoubleBlockSize
+	// Pad to whole blocks with a broadcast of the scales: [nb, 256] → first n.
+	s := Reshape(BroadcastToDims(Reshape(scales, nb, 1), nb, quant.DoubleBlockSize), full)
+	if full != n {
+		s = Slice(s, AxisRange(0, n))
+	}
+	return Add(Mul(vals, s), offset)
+}
+
+// dequantInt8 is q·scale per row: in = (q [out, in] int8, scale [out]).
+func dequantInt8(in ...*Node) *Node {
+	q, scale := in[0], in[1]
+	return Mul(ConvertDType(q, dtypes.Float32), ExpandAxes(scale, -1))
+}
+
+// lookupRows gathers rows ids [B, T] of embedding weight name [V, H] as
+// float32 [B, T, H]: a low-precision table is widened after the lookup,
+// only for the rows used.
+func lookupRows(ctx *mlctx.Context, g *Graph, name string, ids *Node, shape []int) *Node {
+	idx := ExpandAxes(ConvertDType(ids, dtypes.Int32), -1)
+	scope, v, err := ScopeOf(name)
+	if err != nil {
+		panic(err)
+	}
+	if x := ctx.InAbsPath(scope).GetVariable(v); x != nil {
+		return ConvertDType(Gather(x.ValueGraph(g), idx), dtypes.Float32)
+	}
+	return Gather(storedWeight(ctx, g, scope, v, shape), idx)
+}
