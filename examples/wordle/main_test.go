@@ -5,10 +5,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/grpokit/grpokit/envs/wordle"
+	"github.com/grpokit/grpokit/examples/internal/exkit"
 )
 
 func TestRunSmoke(t *testing.T) {
@@ -51,7 +53,7 @@ func TestEnvMoves(t *testing.T) {
 		next := ep.Observe().Prompt
 		want := `not an allowed word: "qzxvy"`
 		if tiny {
-			want = "invalid\nguess\n"
+			want = "START INVALID GUESS\n"
 		}
 		if !strings.Contains(next, want) {
 			t.Errorf("tiny=%v: prompt after an unknown word lacks %q:\n%s", tiny, want, next)
@@ -62,14 +64,62 @@ func TestEnvMoves(t *testing.T) {
 	}
 }
 
-func TestBoard(t *testing.T) {
-	h, err := wordle.HistoryFor("cigar", []string{"crane", "pious"})
+func TestFacts(t *testing.T) {
+	tests := []struct {
+		answer  string
+		earlier []string
+		want    string
+	}{
+		{"cigar", nil, "START GUESS\n"},
+		// Hand-computed: CRANE vs CIGAR is GYY..; PIOUS vs CIGAR is .G...
+		{"cigar", []string{"crane", "pious"}, "GcA GiB YrB YaC Xe Xn Xo Xp Xs Xu GUESS\n"},
+		// SPEED vs ABIDE is ..Y.Y: the second E is gray while the first is
+		// yellow, so E is in the word but not in position 4 (and once only).
+		{"abide", []string{"speed"}, "YeC YdE NeD Xp Xs GUESS\n"},
+	}
+	for _, tc := range tests {
+		h, err := wordle.HistoryFor(tc.answer, tc.earlier)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := facts(h); got != tc.want {
+			t.Errorf("facts(%s %v) = %q, want %q", tc.answer, tc.earlier, got, tc.want)
+		}
+	}
+	if got := facts([]wordle.Turn{{Guess: "qzxvy", Invalid: "x"}}); got != "START INVALID GUESS\n" {
+		t.Errorf("facts after an invalid move = %q", got)
+	}
+}
+
+// TestTinyTokens: every fact is one token of the tiny tokenizer, every
+// letter of a guess is one, and every answer's reply fits the trie.
+func TestTinyTokens(t *testing.T) {
+	cfg := defaults()
+	cfg.Out = t.TempDir()
+	s, err := exkit.Load("wordle", &cfg.Config, tinyModel(8, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Hand-computed: CRANE vs CIGAR: C green, R yellow, A yellow; PIOUS: I green.
-	if got, want := board(h), "crane 21100\npious 02000\nguess\n"; got != want {
-		t.Errorf("board = %q, want %q", got, want)
+	h, _ := wordle.HistoryFor("abide", []string{"speed", "crane", "pious"})
+	text := facts(h)
+	if ids := s.Encode(text); len(ids) != len(strings.Fields(text))+1 { // + the newline
+		t.Errorf("facts %q take %d tokens", text, len(ids))
+	}
+	trie, longest, err := replyTrie(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre := s.Encode("<think>\n</think>\n<guess>")
+	for _, w := range []string{"cigar", "abide", "zonal"} {
+		ids := append(s.Encode(reply(w)), s.Tok.EOS[0])
+		if len(ids) != longest || len(ids) != len(pre)+13 { // 5 letters, "</", g u e s s, ">", EOS
+			t.Errorf("reply(%s): %d tokens, longest %d", w, len(ids), longest)
+		}
+		for i := range ids {
+			if !slices.Contains(trie.Allowed(ids[:i]), ids[i]) {
+				t.Fatalf("trie refuses token %d of reply(%s)", i, w)
+			}
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,69 +18,139 @@ import (
 	"github.com/grpokit/grpokit/envs/wordle"
 	"github.com/grpokit/grpokit/examples/internal/exkit"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/model"
 )
 
 // config is the Wordle example's settings.
 type config struct {
 	exkit.Config
 	// Plain gives the tiny model the game's English prompt instead of the
-	// compact board.
+	// compact facts.
 	Plain bool `json:"plain_prompt"`
-	// MaxEarlier is the most earlier guesses a training game starts with
-	// (synthetic states from wordle.StateSampler); 0 starts every game from
-	// the empty board.
+	// MaxEarlier is the most earlier guesses a GRPO training game starts
+	// with (synthetic states from wordle.StateSampler); 0 plays every game
+	// from the empty board.
 	MaxEarlier int `json:"max_earlier"`
 	// MaxCompletion is the most tokens generated per move.
 	MaxCompletion int `json:"max_completion_length"`
+	// SFTMoves is the number of solver moves (wordle.GameGenerator) the
+	// warm start learns from.
+	SFTMoves int `json:"sft_moves"`
+	// SFTLR is the warm start's peak learning rate.
+	SFTLR float64 `json:"sft_lr"`
+	// Hidden and Layers shape the tiny model.
+	Hidden int `json:"hidden"`
+	Layers int `json:"layers"`
 }
 
 // defaults are the settings of `go run ./examples/wordle`.
 func defaults() config {
 	return config{Config: exkit.Config{
-		Train: "full", LoRARank: 8, Steps: 40, Generations: 8, Prompts: 2,
-		LR: 3e-4, Temperature: 1, SFTSteps: 150, Eval: 30,
-		Out: filepath.Join("runs", "wordle"), Seed: 1,
-	}, MaxEarlier: 3, MaxCompletion: 16}
+		Train: "full", LoRARank: 8, Steps: 400, Generations: 8, Prompts: 2,
+		LR: 5e-4, Temperature: 1, SFTSteps: 2000, Eval: 200,
+		Out: filepath.Join("runs", "wordle"), Seed: 1, TimeLimit: exkit.Duration(20 * time.Minute),
+	}, MaxCompletion: 24, SFTMoves: 20000, SFTLR: 3e-3, Hidden: 64, Layers: 2}
 }
 
 func parse(cfg *config, args []string) error {
 	return exkit.Parse("wordle", cfg, &cfg.Config, func(fs *flag.FlagSet) {
-		fs.BoolVar(&cfg.Plain, "plain-prompt", cfg.Plain, "give the tiny model the game's English prompt, not the compact board")
-		fs.IntVar(&cfg.MaxEarlier, "max-earlier", cfg.MaxEarlier, "most earlier guesses a training game starts with (0-4)")
+		fs.BoolVar(&cfg.Plain, "plain-prompt", cfg.Plain, "give the tiny model the game's English prompt, not the compact facts")
+		fs.IntVar(&cfg.MaxEarlier, "max-earlier", cfg.MaxEarlier, "most earlier guesses a GRPO training game starts with (0-4)")
 		fs.IntVar(&cfg.MaxCompletion, "max-completion", cfg.MaxCompletion, "most tokens per move")
+		fs.IntVar(&cfg.SFTMoves, "sft-moves", cfg.SFTMoves, "solver moves the warm start learns from")
+		fs.Float64Var(&cfg.SFTLR, "sft-lr", cfg.SFTLR, "warm-start peak learning rate")
+		fs.IntVar(&cfg.Hidden, "hidden", cfg.Hidden, "tiny model width")
+		fs.IntVar(&cfg.Layers, "layers", cfg.Layers, "tiny model layers")
 	}, args)
 }
 
-// tinyModel is the embedded default: 2 layers of width 64 and a tokenizer
-// in which every answer word and each piece of the reply format is one
-// token.
-func tinyModel() exkit.Tiny {
-	words := append(wordle.Answers(), "user", "assistant", "<think", "<guess", "think", "guess", "</", ">", ">\n", "invalid")
-	return exkit.Tiny{Words: words, Hidden: 64, Layers: 2, Heads: 4, Intermediate: 256, MaxPositions: 256}
+// tinyModel is the embedded default: a Llama-shaped decoder whose
+// tokenizer has one token per fact of the board (see facts) and per piece
+// of the reply format, and spells words letter by letter: no merge joins
+// two lower-case letters, so that each letter of a guess is a token of its
+// own and the model picks a word one letter at a time (within the trie of
+// answers, see replyTrie).
+func tinyModel(hidden, layers int) exkit.Tiny {
+	words := []string{"<think", "<guess", "</", ">", ">\n", "START", "INVALID", "GUESS"}
+	for _, l := range "abcdefghijklmnopqrstuvwxyz" {
+		words = append(words, "X"+string(l))
+		for _, p := range positions {
+			for _, kind := range "GYN" {
+				words = append(words, string(kind)+string(l)+string(p))
+			}
+		}
+	}
+	return exkit.Tiny{Words: words, Hidden: hidden, Layers: layers, Heads: 4, Intermediate: 4 * hidden, MaxPositions: 128}
 }
 
-// board writes the game so far compactly for the tiny model, a line per
-// guess with its feedback as digits (2 green, 1 yellow, 0 gray):
-// "crane 00102". A rejected move shows as "invalid".
-func board(history []wordle.Turn) string {
-	var b strings.Builder
+// positions name the five letter positions in facts.
+const positions = "ABCDE"
+
+// facts writes what the board so far says about the secret, for the tiny
+// model: one token per fact, each fact once, in a fixed order: "GcA" (C in
+// position 1), "YrB" (R in the word, not in position 2), "NeD" (E not in
+// position 4 and no further E: a gray copy of a letter that is green or
+// yellow elsewhere in the same guess), "Xn" (no N in the word); then
+// "GUESS". The empty board is "START GUESS". A rejected move adds
+// "INVALID". Facts make the prompt's length grow with what is known, not
+// with the number of guesses, and put each constraint on the next word in a
+// token of its own.
+func facts(history []wordle.Turn) string {
+	var green, yellow, gray, absent []string
+	seen := map[string]bool{}
+	add := func(list *[]string, f string) {
+		if !seen[f] {
+			seen[f] = true
+			*list = append(*list, f)
+		}
+	}
+	invalid := false
 	for _, t := range history {
 		if t.Invalid != "" {
-			b.WriteString("invalid\n")
+			invalid = true
 			continue
 		}
-		b.WriteString(t.Guess + " ")
-		for _, c := range t.Feedback {
-			b.WriteByte('0' + byte(c))
+		for i, c := range t.Feedback {
+			l := t.Guess[i : i+1]
+			switch {
+			case c == wordle.Green:
+				add(&green, "G"+l+positions[i:i+1])
+			case c == wordle.Yellow:
+				add(&yellow, "Y"+l+positions[i:i+1])
+			case coloredCopy(t, t.Guess[i]):
+				add(&gray, "N"+l+positions[i:i+1])
+			default:
+				add(&absent, "X"+l)
+			}
 		}
-		b.WriteString("\n")
 	}
-	b.WriteString("guess\n")
-	return b.String()
+	var all []string
+	for _, part := range [][]string{green, yellow, gray, absent} {
+		slices.SortFunc(part, func(a, b string) int { return strings.Compare(a[2:]+a[1:2], b[2:]+b[1:2]) })
+		all = append(all, part...)
+	}
+	if len(all) == 0 {
+		all = append(all, "START")
+	}
+	if invalid {
+		all = append(all, "INVALID")
+	}
+	return strings.Join(append(all, "GUESS"), " ") + "\n"
 }
 
-// reply is a well-formed move.
-func reply(word string) string { return "<think>\n</think>\n<guess>" + word + "</guess>" }
+// coloredCopy reports whether letter c of t's guess is green or yellow
+// somewhere in that guess.
+func coloredCopy(t wordle.Turn, c byte) bool {
+	for i := 0; i < wordle.WordLen; i++ {
+		if t.Guess[i] == c && t.Feedback[i] != wordle.Gray {
+			return true
+		}
+	}
+	return false
+}
+
+// reply is a well-formed move (wordle.Move's reply format).
+func reply(word string) string { return wordle.Move{Guess: word}.Reply() }
 
 // prompter turns a game state into the policy's prompt and rewards' data.
 type prompter struct{ tiny bool }
@@ -93,7 +164,7 @@ func (p prompter) example(g *wordle.Game) grpo.Example {
 	}
 	meta := map[string]string{wordle.MetaGuesses: strings.Join(valid, ",")}
 	if p.tiny {
-		return grpo.Example{Prompt: board(g.History()), Answer: g.Answer(), Meta: meta}
+		return grpo.Example{Prompt: facts(g.History()), Answer: g.Answer(), Meta: meta}
 	}
 	text := g.Prompt()
 	return grpo.Example{Messages: []grpo.Message{{Role: "user", Content: text}}, Prompt: text, Answer: g.Answer(), Meta: meta}
@@ -149,8 +220,8 @@ func (ep *episode) Step(completion string) (bool, error) {
 // evalReport is one evaluation: full games from the empty board on
 // held-out words; the component sums become rates per move.
 type evalReport struct {
-	Step, Games, Wins, Moves                           int
-	WinRate                                            float64
+	Step, Games, Wins, Moves, Invalid, WinTurns        int
+	WinRate, MeanTurns                                 float64
 	Format, Valid, Consistent, Partial                 float64
 	FormatRate, ValidRate, ConsistentRate, MeanPartial float64
 }
@@ -188,6 +259,9 @@ func evaluate(ctx context.Context, pol grpo.Policy, p prompter, words []string, 
 				return r, err
 			}
 			r.Moves++
+			if res.Turn.Invalid != "" {
+				r.Invalid++
+			}
 			r.Format += res.Breakdown.Format
 			r.Valid += res.Breakdown.Valid
 			r.Consistent += res.Breakdown.Consistent
@@ -198,9 +272,11 @@ func evaluate(ctx context.Context, pol grpo.Policy, p prompter, words []string, 
 	for _, g := range games {
 		if g.Won() {
 			r.Wins++
+			r.WinTurns += len(g.History())
 		}
 	}
 	r.WinRate = float64(r.Wins) / float64(max(1, r.Games))
+	r.MeanTurns = float64(r.WinTurns) / float64(max(1, r.Wins))
 	n := float64(max(1, r.Moves))
 	r.FormatRate, r.ValidRate, r.ConsistentRate, r.MeanPartial = r.Format/n, r.Valid/n, r.Consistent/n, r.Partial/n
 	return r, nil
@@ -208,8 +284,33 @@ func evaluate(ctx context.Context, pol grpo.Policy, p prompter, words []string, 
 
 func (r evalReport) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{"step": r.Step, "games": r.Games, "wins": r.Wins, "moves": r.Moves,
-		"win_rate": r.WinRate, "format_rate": r.FormatRate, "valid_rate": r.ValidRate,
+		"win_rate": r.WinRate, "mean_turns_of_wins": r.MeanTurns, "invalid_moves": r.Invalid,
+		"format_rate": r.FormatRate, "valid_rate": r.ValidRate,
 		"consistent_rate": r.ConsistentRate, "mean_partial": r.MeanPartial})
+}
+
+// line is the report's one-line summary of an evaluation.
+func (r evalReport) line() string {
+	return fmt.Sprintf("win rate %.1f%% (%d/%d, mean %.2f guesses), moves %d: consistent %.1f%%, invalid %d, format %.1f%%",
+		100*r.WinRate, r.Wins, r.Games, r.MeanTurns, r.Moves, 100*r.ConsistentRate, r.Invalid, 100*r.FormatRate)
+}
+
+// replyTrie is the tiny model's constrained decoding: the reply format
+// with one answer word as the guess, then EOS. Every move is then a valid
+// word, and the model only decides which; the trie holds the 2,315 answers
+// (not the 12,972 allowed guesses), since only an answer can win.
+func replyTrie(s *exkit.Setup) (*model.Trie, int, error) {
+	var seqs [][]int
+	longest := 0
+	for _, w := range wordle.Answers() {
+		ids := s.Encode(reply(w))
+		if back := s.Tok.Tokenizer.Decode(ids, false); back != reply(w) {
+			return nil, 0, fmt.Errorf("wordle: reply %q decodes as %q", reply(w), back)
+		}
+		seqs = append(seqs, ids)
+		longest = max(longest, len(ids)+1)
+	}
+	return model.NewTrie(seqs, s.Tok.EOS[0]), longest, nil
 }
 
 func run(ctx context.Context, cfg config) error {
@@ -223,21 +324,33 @@ func run(ctx context.Context, cfg config) error {
 	if cfg.MaxCompletion < 8 {
 		return fmt.Errorf("wordle: -max-completion %d: want ≥ 8", cfg.MaxCompletion)
 	}
+	if cfg.Hidden < 4 || cfg.Hidden%4 != 0 || cfg.Layers < 1 {
+		return fmt.Errorf("wordle: -hidden %d -layers %d: want a positive multiple of 4 and ≥ 1", cfg.Hidden, cfg.Layers)
+	}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return fmt.Errorf("wordle: %w", err)
 	}
 	start := time.Now()
-	s, err := exkit.Load("wordle", &cfg.Config, tinyModel())
+	s, err := exkit.Load("wordle", &cfg.Config, tinyModel(cfg.Hidden, cfg.Layers))
 	if err != nil {
 		return err
 	}
-	policy, err := s.Policy(&cfg.Config, nil)
+	p := prompter{tiny: s.Tiny && !cfg.Plain}
+	var constraint model.Constraint
+	if s.Tiny {
+		trie, longest, err := replyTrie(s)
+		if err != nil {
+			return err
+		}
+		constraint = trie
+		cfg.MaxCompletion = max(cfg.MaxCompletion, longest)
+	}
+	policy, err := s.Policy(&cfg.Config, constraint)
 	if err != nil {
 		return fmt.Errorf("wordle: %w", err)
 	}
-	p := prompter{tiny: s.Tiny && !cfg.Plain}
-	train, test := wordle.SplitAnswers(uint64(cfg.Seed), 200)
-	fmt.Fprintf(out, "wordle: model %s (%d parameters, %s training), tokenizer vocabulary %d; %d train / %d held-out words\n",
+	train, test := wordle.SplitAnswers(uint64(cfg.Seed), max(200, cfg.Eval))
+	fmt.Fprintf(out, "wordle: model %s (%d parameters, %s training), tokenizer vocabulary %d; %d train / %d held-out answers\n",
 		s.Dir, s.Model.NumParams(), cfg.Train, s.Tok.Tokenizer.VocabSize(), len(train), len(test))
 
 	from, err := cfg.Checkpoint()
@@ -249,12 +362,13 @@ func run(ctx context.Context, cfg config) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "\nwarm start: %d supervised steps on the reply format (targets: a random word consistent with the board)\n", cfg.SFTSteps)
+		fmt.Fprintf(out, "\nwarm start: %d supervised steps × 32 on %d moves of the solver's games (train answers; whole games and starts with up to 4 earlier guesses), lr %g\n",
+			cfg.SFTSteps, len(pairs), cfg.SFTLR)
 		var prog io.Writer = out
 		if cfg.Quiet {
 			prog = nil
 		}
-		if err := exkit.SFT(ctx, s, policy, pairs, cfg.SFTSteps, 32, 3e-3, cfg.Seed, prog); err != nil {
+		if err := exkit.SFT(ctx, s, policy, pairs, cfg.SFTSteps, 32, cfg.SFTLR, cfg.Seed, prog); err != nil {
 			return fmt.Errorf("wordle: %w", err)
 		}
 	}
@@ -267,7 +381,8 @@ func run(ctx context.Context, cfg config) error {
 		r.Step = step
 		return r, appendJSON(filepath.Join(cfg.Out, "eval.jsonl"), r)
 	}
-	fmt.Fprintf(out, "\nevaluating %d held-out games from the empty board (greedy)\n", len(held))
+	fmt.Fprintf(out, "\nevaluating %d held-out answers (never a secret in training), one greedy game each from the empty board (%s)\n",
+		len(held), time.Since(start).Round(time.Second))
 	gc := cfg.GRPO(5)
 	gc.MaxPromptLength = 512
 	gc.MaxCompletionLength = cfg.MaxCompletion
@@ -285,8 +400,7 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "before GRPO: win rate %.1f%%, moves %d: format %.1f%%, valid %.1f%%, consistent %.1f%%\n",
-		100*before.WinRate, before.Moves, 100*before.FormatRate, 100*before.ValidRate, 100*before.ConsistentRate)
+	fmt.Fprintf(out, "before GRPO: %s\n", before.line())
 
 	games := &env{seed: uint64(cfg.Seed), answers: train, maxEarlier: cfg.MaxEarlier, p: p}
 	var winSteps, winTotals []float64
@@ -295,7 +409,8 @@ func run(ctx context.Context, cfg config) error {
 		winSteps, winTotals = append(winSteps, m["step"]), append(winTotals, float64(games.wins))
 		games.mu.Unlock()
 	}
-	fmt.Fprintf(out, "\nGRPO: %d steps × %d games × %d samples per move, lr %g\n", cfg.Steps, cfg.Prompts, cfg.Generations, cfg.LR)
+	fmt.Fprintf(out, "\nGRPO: %d steps × %d games × %d samples per move, lr %g, temperature %g (%s)\n",
+		cfg.Steps, cfg.Prompts, cfg.Generations, cfg.LR, cfg.Temperature, time.Since(start).Round(time.Second))
 	trainTime, stop, err := exkit.Train(ctx, "wordle", &cfg.Config, out, trainer.Step,
 		func(ctx context.Context) error { return trainer.TrainEnv(ctx, games) },
 		func() error { return plot(cfg.Out, winSteps, winTotals) })
@@ -306,51 +421,49 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "after %d GRPO steps (%s training, %s in all; %d training games finished, %d won)\n",
-		trainer.Step(), trainTime.Round(time.Second), time.Since(start).Round(time.Second), games.done, games.wins)
-	fmt.Fprintf(out, "\n%-26s %8s %8s\n", "held-out games, greedy", "before", "after")
-	row := func(name string, b, a float64) { fmt.Fprintf(out, "%-26s %7.1f%% %7.1f%%\n", name, 100*b, 100*a) }
+	fmt.Fprintf(out, "after %d GRPO steps: %s\n", trainer.Step(), after.line())
+	fmt.Fprintf(out, "(%s training, %s in all; %d training games finished, %d won)\n",
+		trainTime.Round(time.Second), time.Since(start).Round(time.Second), games.done, games.wins)
+	fmt.Fprintf(out, "\n%-30s %9s %9s\n", "held-out games, greedy", "SFT only", "+ GRPO")
+	row := func(name string, b, a float64) { fmt.Fprintf(out, "%-30s %8.1f%% %8.1f%%\n", name, 100*b, 100*a) }
 	row("win rate", before.WinRate, after.WinRate)
-	row("moves well formatted", before.FormatRate, after.FormatRate)
-	row("moves valid words", before.ValidRate, after.ValidRate)
+	fmt.Fprintf(out, "%-30s %9.2f %9.2f\n", "mean guesses of the wins", before.MeanTurns, after.MeanTurns)
 	row("moves consistent", before.ConsistentRate, after.ConsistentRate)
+	fmt.Fprintf(out, "%-30s %9d %9d\n", "invalid moves", before.Invalid, after.Invalid)
+	row("moves well formatted", before.FormatRate, after.FormatRate)
 	row("partial credit (mean)", before.MeanPartial, after.MeanPartial)
 	fmt.Fprintf(out, "outputs in %s: metrics.jsonl, reward.png, wins.png, eval.jsonl, checkpoints\n", cfg.Out)
 	return nil
 }
 
-// warmStart builds supervised pairs: random training states, each answered
-// with a well-formed move naming a random answer word consistent with the
-// board (what a hard-mode player might guess).
+// warmStart builds the supervised pairs: the moves of games the solver
+// plays for training answers (wordle.GameGenerator), whole games and starts
+// with up to 4 random earlier guesses, each as the policy's prompt and the
+// solver's reply.
 func warmStart(cfg config, p prompter, train []string) ([]exkit.Pair, error) {
-	ss := wordle.NewStateSampler(uint64(cfg.Seed)+7, train)
-	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 11))
-	all := wordle.Answers()
-	var pairs []exkit.Pair
-	for len(pairs) < 2000 {
-		st := ss.Next()
-		g := wordle.NewGame()
-		if err := g.Reset(st.Answer, st.Earlier); err != nil {
+	solver, err := wordle.NewSolver(wordle.Answers())
+	if err != nil {
+		return nil, fmt.Errorf("wordle: warm start: %w", err)
+	}
+	gen, err := wordle.NewGameGenerator(uint64(cfg.Seed)+7, train, solver, 4)
+	if err != nil {
+		return nil, fmt.Errorf("wordle: warm start: %w", err)
+	}
+	moves, err := gen.Moves(max(1, cfg.SFTMoves))
+	if err != nil {
+		return nil, fmt.Errorf("wordle: warm start: %w", err)
+	}
+	pairs := make([]exkit.Pair, len(moves))
+	g := wordle.NewGame()
+	for i, m := range moves {
+		var earlier []string
+		for _, t := range m.History {
+			earlier = append(earlier, t.Guess)
+		}
+		if err := g.Reset(m.Answer, earlier); err != nil {
 			return nil, fmt.Errorf("wordle: warm start: %w", err)
 		}
-		h := g.History()
-		var cands []string
-		for _, w := range all {
-			ok := true
-			for _, t := range h {
-				if !wordle.Consistent(w, t.Guess, t.Feedback) {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				cands = append(cands, w)
-			}
-		}
-		if len(cands) == 0 {
-			continue
-		}
-		pairs = append(pairs, exkit.Pair{Prompt: p.example(g), Target: reply(cands[rng.IntN(len(cands))])})
+		pairs[i] = exkit.Pair{Prompt: p.example(g), Target: m.Reply()}
 	}
 	return pairs, nil
 }
