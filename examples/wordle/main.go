@@ -1,20 +1,28 @@
-// Command wordle trains a language model with GRPO to play Wordle as a
-// multi-turn game (package envs/wordle): every training example is a
-// whole game, each move is rewarded for format, a valid word, consistency
-// with the feedback so far, green and yellow letters, and a win.
+// Command wordle trains a language model to play Wordle as a multi-turn
+// game (package envs/wordle): a supervised warm start on the games of a
+// solver, then GRPO on whole games, each move rewarded for format, a valid
+// word, consistency with all feedback so far, green and yellow letters, and
+// a win (more for fewer guesses).
 //
-// With no -model it builds a tiny Llama-shaped model whose tokenizer has
-// one token per answer word, warms it up with a short supervised run on the
-// reply format (<think>…</think><guess>word</guess>), and then runs GRPO;
-// a model that small learns the format and valid, consistent guesses far
-// more than it learns to win. With -model DIR it trains a Hugging Face
-// checkpoint on the game's English prompts:
+// With no -model it builds a tiny Llama-shaped model (2 layers of width
+// 64) whose prompt is the board as facts, one token each ("GcA YrB Xn
+// GUESS": C in position 1, R in the word but not in position 2, no N), and
+// which spells its guess letter by letter under constrained decoding: a
+// trie of the reply format around the 2,315 answer words, so that every
+// move is a valid word and the model only learns which. The warm start
+// imitates wordle.Solver (a hard-mode player: consistent guesses, openers
+// ranked by entropy) on games for the training answers, whole games and
+// games started from random mid-game states; GRPO then plays whole games
+// through the multi-turn grpo.Env. Both are evaluated on 200 held-out
+// answers that are never a secret in training. With -model DIR it trains
+// a Hugging Face checkpoint on the game's English prompts (no trie):
 //
 //	go run ./examples/wordle                     # tiny model
 //	go run ./examples/wordle -config wordle.json # settings from a file
-//	go run ./examples/wordle -model ~/models/Qwen2.5-0.5B-Instruct -train lora -lr 1e-5
+//	go run ./examples/wordle -model ~/models/Qwen2.5-0.5B-Instruct -train lora -lr 1e-5 -sft-steps -1
 //
-// It prints held-out games before and after training and writes
+// It prints held-out games after the warm start and after GRPO (win rate,
+// mean guesses of the wins, consistent and invalid moves) and writes
 // metrics.jsonl, reward.png, wins.png (cumulative wins of the training
 // games), eval.jsonl and checkpoints to -out (default runs/wordle). Ctrl-C
 // stops after saving a checkpoint.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/grpokit/grpokit/envs/wordle"
 	"github.com/grpokit/grpokit/examples/internal/exkit"
+	"github.com/grpokit/grpokit/grpo"
 )
 
 func TestRunSmoke(t *testing.T) {
@@ -20,6 +22,7 @@ func TestRunSmoke(t *testing.T) {
 	var out bytes.Buffer
 	cfg := defaults()
 	cfg.Steps, cfg.SFTSteps, cfg.Prompts, cfg.Generations, cfg.Eval, cfg.MaxCompletion, cfg.MaxEarlier = 1, 1, 1, 2, 1, 8, 4
+	cfg.SFTMoves, cfg.Hidden, cfg.Layers, cfg.TimeLimit = 20, 16, 1, 0
 	cfg.Out, cfg.Quiet, cfg.Stdout = t.TempDir(), true, &out
 	if err := run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
@@ -137,5 +140,75 @@ func TestBadConfig(t *testing.T) {
 	cfg.MaxEarlier = 9
 	if err := run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "-max-earlier 9: want 0 to 4") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// solverPolicy plays wordle.Solver's moves (or always reply when it is
+// set): the evaluation's counts must match the solver's own games.
+type solverPolicy struct {
+	grpo.Policy
+	s     *wordle.Solver
+	reply string
+}
+
+func (p solverPolicy) Generate(_ context.Context, exs []grpo.Example, n int, _ grpo.GenerateOptions) ([]grpo.Completion, error) {
+	var out []grpo.Completion
+	for _, ex := range exs {
+		text := p.reply
+		if text == "" {
+			var earlier []string
+			if g := ex.Meta[wordle.MetaGuesses]; g != "" {
+				earlier = strings.Split(g, ",")
+			}
+			h, err := wordle.HistoryFor(ex.Answer, earlier)
+			if err != nil {
+				return nil, err
+			}
+			w, err := p.s.Next(h)
+			if err != nil {
+				return nil, err
+			}
+			text = reply(w)
+		}
+		for range n {
+			out = append(out, grpo.Completion{Text: text})
+		}
+	}
+	return out, nil
+}
+
+func TestEvaluate(t *testing.T) {
+	s, err := wordle.NewSolver(wordle.Answers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := []string{"cigar", "hatch", "watch", "robot", "jazzy", "mamma", "eerie", "taunt"}
+	wins, turns := 0, 0
+	for _, w := range words {
+		made, won, err := s.Play(w, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if won {
+			wins++
+			turns += len(made)
+		}
+	}
+	r, err := evaluate(context.Background(), solverPolicy{s: s}, prompter{tiny: true}, words, 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Games != len(words) || r.Wins != wins || r.WinTurns != turns || r.Invalid != 0 || r.ConsistentRate != 1 || r.FormatRate != 1 {
+		t.Errorf("evaluate = %+v; the solver won %d games in %d guesses", r, wins, turns)
+	}
+	if wins == len(words) || math.Abs(r.MeanTurns-float64(turns)/float64(wins)) > 1e-12 {
+		t.Errorf("wins %d of %d (WATCH is a loss), mean %v", wins, len(words), r.MeanTurns)
+	}
+	r, err = evaluate(context.Background(), solverPolicy{reply: "<think></think><guess>xyzzy</guess>"}, prompter{}, words[:2], 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Wins != 0 || r.Moves != 12 || r.Invalid != 12 || r.ValidRate != 0 || r.FormatRate != 1 {
+		t.Errorf("invalid player: %+v", r)
 	}
 }
