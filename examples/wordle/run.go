@@ -38,6 +38,9 @@ type config struct {
 	SFTMoves int `json:"sft_moves"`
 	// SFTLR is the warm start's peak learning rate.
 	SFTLR float64 `json:"sft_lr"`
+	// Scale divides the centred move rewards: group, batch or none (see
+	// grpo.ScaleRewards).
+	Scale string `json:"scale_rewards"`
 	// Hidden and Layers shape the tiny model.
 	Hidden int `json:"hidden"`
 	Layers int `json:"layers"`
@@ -46,10 +49,10 @@ type config struct {
 // defaults are the settings of `go run ./examples/wordle`.
 func defaults() config {
 	return config{Config: exkit.Config{
-		Train: "full", LoRARank: 8, Steps: 400, Generations: 8, Prompts: 2,
-		LR: 5e-4, Temperature: 1, SFTSteps: 2000, Eval: 200,
-		Out: filepath.Join("runs", "wordle"), Seed: 1, TimeLimit: exkit.Duration(20 * time.Minute),
-	}, MaxCompletion: 24, SFTMoves: 20000, SFTLR: 3e-3, Hidden: 64, Layers: 2}
+		Train: "full", LoRARank: 8, Steps: 400, Generations: 8, Prompts: 4,
+		LR: 3e-4, Temperature: 1, SFTSteps: 2000, Eval: 200,
+		Out: filepath.Join("runs", "wordle"), Seed: 1, TimeLimit: exkit.Duration(12 * time.Minute),
+	}, MaxCompletion: 24, SFTMoves: 20000, SFTLR: 3e-3, Scale: "batch", Hidden: 64, Layers: 2}
 }
 
 func parse(cfg *config, args []string) error {
@@ -59,6 +62,7 @@ func parse(cfg *config, args []string) error {
 		fs.IntVar(&cfg.MaxCompletion, "max-completion", cfg.MaxCompletion, "most tokens per move")
 		fs.IntVar(&cfg.SFTMoves, "sft-moves", cfg.SFTMoves, "solver moves the warm start learns from")
 		fs.Float64Var(&cfg.SFTLR, "sft-lr", cfg.SFTLR, "warm-start peak learning rate")
+		fs.StringVar(&cfg.Scale, "scale-rewards", cfg.Scale, "advantage scaling: group, batch or none")
 		fs.IntVar(&cfg.Hidden, "hidden", cfg.Hidden, "tiny model width")
 		fs.IntVar(&cfg.Layers, "layers", cfg.Layers, "tiny model layers")
 	}, args)
@@ -324,6 +328,9 @@ func run(ctx context.Context, cfg config) error {
 	if cfg.MaxCompletion < 8 {
 		return fmt.Errorf("wordle: -max-completion %d: want ≥ 8", cfg.MaxCompletion)
 	}
+	if !slices.Contains([]string{"group", "batch", "none"}, cfg.Scale) {
+		return fmt.Errorf("wordle: -scale-rewards %q: want group, batch or none", cfg.Scale)
+	}
 	if cfg.Hidden < 4 || cfg.Hidden%4 != 0 || cfg.Layers < 1 {
 		return fmt.Errorf("wordle: -hidden %d -layers %d: want a positive multiple of 4 and ≥ 1", cfg.Hidden, cfg.Layers)
 	}
@@ -388,6 +395,7 @@ func run(ctx context.Context, cfg config) error {
 	gc.MaxCompletionLength = cfg.MaxCompletion
 	gc.LRSchedulerType = grpo.ScheduleConstant
 	gc.MaxTurns = wordle.MaxTurns
+	gc.ScaleRewards = grpo.ScaleRewards(cfg.Scale)
 	trainer, err := grpo.NewTrainer(policy, gc, wordle.Rewards(wordle.DefaultWeights())...)
 	if err != nil {
 		return fmt.Errorf("wordle: %w", err)
@@ -409,8 +417,8 @@ func run(ctx context.Context, cfg config) error {
 		winSteps, winTotals = append(winSteps, m["step"]), append(winTotals, float64(games.wins))
 		games.mu.Unlock()
 	}
-	fmt.Fprintf(out, "\nGRPO: %d steps × %d games × %d samples per move, lr %g, temperature %g (%s)\n",
-		cfg.Steps, cfg.Prompts, cfg.Generations, cfg.LR, cfg.Temperature, time.Since(start).Round(time.Second))
+	fmt.Fprintf(out, "\nGRPO: %d steps × %d games × %d samples per move, lr %g, temperature %g, rewards scaled by %s std (%s)\n",
+		cfg.Steps, cfg.Prompts, cfg.Generations, cfg.LR, cfg.Temperature, cfg.Scale, time.Since(start).Round(time.Second))
 	trainTime, stop, err := exkit.Train(ctx, "wordle", &cfg.Config, out, trainer.Step,
 		func(ctx context.Context) error { return trainer.TrainEnv(ctx, games) },
 		func() error { return plot(cfg.Out, winSteps, winTotals) })
