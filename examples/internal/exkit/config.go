@@ -34,6 +34,11 @@ type Config struct {
 	Train string `json:"train"`
 	// LoRARank is the LoRA rank r (alpha is 2r).
 	LoRARank int `json:"lora_r"`
+	// Quantize is how a LoRA run holds the frozen base (QLoRA): "nf4"
+	// (bitsandbytes' load_in_4bit with bnb_4bit_quant_type="nf4"), "int8"
+	// (load_in_8bit), or "" to keep the checkpoint's own dtype (a bf16
+	// checkpoint stays bf16). Products always run in float32.
+	Quantize string `json:"quantize"`
 	// Steps is the number of GRPO optimizer steps.
 	Steps int `json:"max_steps"`
 	// Generations is G, the completions sampled per prompt.
@@ -147,6 +152,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.DType, "dtype", c.DType, "compute dtype: f32 or bf16 (slow on the pure-Go backend; meant for XLA/GPU)")
 	fs.StringVar(&c.Train, "train", c.Train, "what trains: full (every weight) or lora")
 	fs.IntVar(&c.LoRARank, "lora-rank", c.LoRARank, "LoRA rank r (alpha = 2r) with -train lora")
+	fs.StringVar(&c.Quantize, "quantize", c.Quantize, "with -train lora: hold the frozen base as nf4 or int8 (QLoRA: bitsandbytes' load_in_4bit, bnb_4bit_quant_type=nf4 / load_in_8bit); empty keeps the checkpoint's dtype")
 	fs.IntVar(&c.Steps, "steps", c.Steps, "GRPO optimizer steps")
 	fs.IntVar(&c.Generations, "generations", c.Generations, "completions sampled per prompt (G)")
 	fs.IntVar(&c.Prompts, "prompts", c.Prompts, "prompts per optimizer step")
@@ -205,6 +211,15 @@ func (c *Config) Validate(name string) error {
 	case "full", "lora":
 	default:
 		bad("-train %q: want full or lora", c.Train)
+	}
+	switch c.Quantize {
+	case "":
+	case "nf4", "int8":
+		if c.Train != "lora" {
+			bad("-quantize %s: only with -train lora (full fine-tuning trains float32 weights)", c.Quantize)
+		}
+	default:
+		bad("-quantize %q: want nf4, int8 or empty", c.Quantize)
 	}
 	if c.Train == "lora" && c.LoRARank < 1 {
 		bad("-lora-rank %d: want ≥ 1", c.LoRARank)

@@ -55,6 +55,13 @@ func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	opts := &model.Options{Compute: compute}
+	if c.Train == "lora" {
+		// A frozen base stays as stored (bf16) or quantized (QLoRA).
+		opts.Storage = model.StorageAsStored
+		if c.Quantize != "" {
+			opts.Storage = model.Storage(c.Quantize)
+		}
+	}
 	s := &Setup{Dir: c.Model}
 	if c.Model == "" {
 		s.Dir, s.Tiny = filepath.Join(c.Out, InitialModelDir), true
@@ -84,7 +91,7 @@ func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
 		s.Model, s.Tok = m, tok
 	}
 	if c.Train == "lora" {
-		a, err := lora.Attach(s.Model, lora.Config{R: c.LoRARank, Alpha: float64(2 * c.LoRARank), Seed: uint64(c.Seed)})
+		a, err := lora.Attach(s.Model, lora.Config{R: c.LoRARank, Alpha: float64(2 * c.LoRARank), Seed: uint64(c.Seed), Quantize: c.Quantize})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
