@@ -96,9 +96,21 @@ type Config struct {
 	// Default 1. TRL: gradient_accumulation_steps.
 	GradientAccumulationSteps int `json:"gradient_accumulation_steps"`
 	// MaxSteps is the number of optimizer steps; it also sets the length of
-	// the learning-rate schedule. 0 means one pass over the Dataset (an Env
-	// needs MaxSteps > 0). Default 0. TRL: max_steps.
+	// the learning-rate schedule. When > 0 it wins over NumTrainEpochs, as
+	// in HF; 0 means NumTrainEpochs passes over the Dataset (an Env needs
+	// MaxSteps > 0). Default 0. TRL: max_steps (HF's -1 is our 0).
 	MaxSteps int `json:"max_steps"`
+	// NumTrainEpochs is the passes over the Dataset when MaxSteps is 0
+	// (fractions allowed; see TrainSteps). Default 3.0, HF's — this
+	// changed: grpokit before it made one pass. HF: num_train_epochs.
+	NumTrainEpochs float64 `json:"num_train_epochs"`
+	// EvalStrategy is when Trainer.EvalDataset is evaluated: EvalNo or
+	// EvalByStep (every EvalSteps steps). Default "no". HF: eval_strategy.
+	EvalStrategy EvalStrategy `json:"eval_strategy"`
+	// EvalSteps is the optimizer steps between evaluations with
+	// EvalStrategy "steps"; 0 means LoggingSteps, as HF. Default 0.
+	// HF: eval_steps.
+	EvalSteps int `json:"eval_steps"`
 	// ShuffleDataset visits the dataset in a seeded random order, a new
 	// permutation each epoch. Default true. TRL: shuffle_dataset.
 	ShuffleDataset bool `json:"shuffle_dataset"`
@@ -324,6 +336,8 @@ func DefaultConfig() Config {
 		NumGenerations:            8,
 		BatchSize:                 8,
 		GradientAccumulationSteps: 1,
+		NumTrainEpochs:            3,
+		EvalStrategy:              EvalNo,
 		ShuffleDataset:            true,
 		MaxPromptLength:           512,
 		MaxCompletionLength:       512,
@@ -413,7 +427,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.MaxSteps < 0 {
-		bad("MaxSteps", c.MaxSteps, "must be ≥ 0 (0 means one pass over the dataset)")
+		bad("MaxSteps", c.MaxSteps, "must be ≥ 0 (0 means NumTrainEpochs passes over the dataset)")
 	}
 	if c.MaxPromptLength < 0 {
 		bad("MaxPromptLength", c.MaxPromptLength, "must be ≥ 0 (0 means no limit)")
@@ -558,6 +572,7 @@ func (c Config) Validate() error {
 	if c.MaxTurns < 1 {
 		bad("MaxTurns", c.MaxTurns, "must be at least 1")
 	}
+	errs = append(errs, c.validateRunLength()...)
 	errs = append(errs, c.validateReliability()...)
 	return errors.Join(errs...)
 }

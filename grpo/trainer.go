@@ -29,6 +29,12 @@ type Trainer struct {
 	// OnStep, when set, is called after every optimizer step with that
 	// step's metrics (the object written to metrics.jsonl).
 	OnStep func(m Metrics)
+	// EvalDataset is evaluated every Config.EvalSteps steps when
+	// Config.EvalStrategy is "steps" (see Trainer.Evaluate); set it before
+	// training. HF: eval_dataset.
+	EvalDataset Dataset
+	// OnEval, when set, is called with each evaluation's metrics.
+	OnEval func(m Metrics)
 
 	cfg     Config
 	policy  Policy
@@ -173,8 +179,8 @@ func (t *Trainer) withOld() bool { return t.cfg.NumIterations > 1 }
 // withRef reports whether reference log-probs are computed.
 func (t *Trainer) withRef() bool { return t.cfg.Beta != 0 }
 
-// Train runs GRPO on data until Config.MaxSteps optimizer steps are done
-// (or one pass over data when MaxSteps is 0). Between steps it checks ctx;
+// Train runs GRPO on data for Config.TrainSteps(data.Len()) optimizer
+// steps: MaxSteps, or NumTrainEpochs passes when MaxSteps is 0. Between steps it checks ctx;
 // when ctx ends it writes a checkpoint (if OutputDir is set) and returns
 // context.Cause(ctx). It also writes a checkpoint every SaveSteps steps and
 // at the end.
@@ -182,11 +188,7 @@ func (t *Trainer) Train(ctx context.Context, data Dataset) error {
 	if data == nil || data.Len() < 1 {
 		return errors.New("grpo: Train: empty dataset")
 	}
-	total := t.cfg.MaxSteps
-	if total == 0 {
-		total = max(1, data.Len()/t.cfg.PromptsPerStep()) * t.cfg.NumIterations
-	}
-	return t.run(ctx, &datasetSource{data: data}, total)
+	return t.run(ctx, &datasetSource{data: data}, t.cfg.TrainSteps(data.Len()))
 }
 
 // TrainEnv runs GRPO on the episodes of env (see Env) for
@@ -207,6 +209,9 @@ func (t *Trainer) TrainEnv(ctx context.Context, env Env) error {
 
 // run is the training loop shared by Train and TrainEnv.
 func (t *Trainer) run(ctx context.Context, src source, total int) error {
+	if err := t.checkEval(); err != nil {
+		return err
+	}
 	if err := t.prepareOutputDir(); err != nil {
 		return err
 	}
@@ -233,6 +238,12 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 		t.logStep(m, total)
 		if t.OnStep != nil {
 			t.OnStep(m)
+		}
+		if err := t.evalDue(ctx, out); err != nil {
+			if ctx.Err() != nil {
+				return t.stop(ctx)
+			}
+			return t.failed(err)
 		}
 		if err := t.nonFiniteStop(); err != nil {
 			return err

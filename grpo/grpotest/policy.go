@@ -150,14 +150,14 @@ func (p *Policy) promptIDs(ex grpo.Example, maxLen int) []int32 {
 }
 
 // Generate samples n completions per prompt from the table (or returns the
-// Script's), with temperature and top-k; the same seed gives the same
-// completions.
+// Script's), with temperature and top-k (Temperature 0 decodes greedily,
+// as grpo.Evaluate asks); the same seed gives the same completions.
 func (p *Policy) Generate(ctx context.Context, prompts []grpo.Example, n int, opts grpo.GenerateOptions) ([]grpo.Completion, error) {
 	p.Calls++
 	if err := ctx.Err(); err != nil {
 		return nil, context.Cause(ctx)
 	}
-	if opts.MaxCompletionLength < 1 || !(opts.Temperature > 0) {
+	if opts.MaxCompletionLength < 1 || !(opts.Temperature >= 0) {
 		return nil, fmt.Errorf("grpotest: bad GenerateOptions %+v", opts)
 	}
 	table := p.Table()
@@ -197,6 +197,9 @@ func (p *Policy) Generate(ctx context.Context, prompts []grpo.Example, n int, op
 // sample draws from softmax(logits/temperature), restricted to the top k
 // when k > 0, never choosing padding.
 func sample(r *rand.Rand, logits []float32, temperature float64, k int) int32 {
+	if temperature == 0 { // greedy: the most likely token
+		temperature, k = 1, 1
+	}
 	idx := make([]int, 0, len(logits))
 	for i := 1; i < len(logits); i++ {
 		idx = append(idx, i)
