@@ -33,6 +33,16 @@
 //	}
 //	err = tr.Train(ctx, data) // or tr.TrainEnv(ctx, env)
 //
+// # Run length and evaluation
+//
+// As in HF's Trainer, Config.MaxSteps > 0 sets the run length and wins;
+// with MaxSteps 0, Train runs NumTrainEpochs passes over the Dataset (see
+// Config.TrainSteps; default 3). With EvalStrategy "steps", every EvalSteps
+// optimizer steps the trainer completes Trainer.EvalDataset greedily,
+// scores it with the training rewards (Trainer.Evaluate) and writes TRL's
+// eval_reward, eval_reward_std and eval_rewards/NAME/mean lines to
+// metrics.jsonl (Series(ms, "eval_reward") plots them).
+//
 // # What a step does
 //
 // Every NumIterations optimizer steps the trainer draws BatchSize ×
