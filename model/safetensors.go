@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"sort"
-	"strings"
 
 	"github.com/x448/float16"
 )
@@ -188,52 +187,10 @@ type NamedTensor struct {
 }
 
 // WriteSafetensors writes tensors as F32 to path (names sorted, like the
-// Python library), with metadata {"format": "pt"}.
+// Python library), with metadata {"format": "pt"}, through a temporary file
+// renamed into place. It is WriteSafetensorsAs with dtype "F32".
 func WriteSafetensors(path string, tensors []NamedTensor) error {
-	sorted := append([]NamedTensor(nil), tensors...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
-	header := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
-	off := 0
-	for _, t := range sorted {
-		n := 1
-		for _, d := range t.Shape {
-			n *= d
-		}
-		if n != len(t.Data) {
-			return fmt.Errorf("model: write %s: tensor %q has %d values for shape %v", path, t.Name, len(t.Data), t.Shape)
-		}
-		if _, dup := header[t.Name]; dup {
-			return fmt.Errorf("model: write %s: duplicate tensor %q", path, t.Name)
-		}
-		shape := t.Shape
-		if shape == nil {
-			shape = []int{}
-		}
-		header[t.Name] = TensorInfo{DType: "F32", Shape: shape, DataOffsets: [2]int{off, off + 4*n}}
-		off += 4 * n
-	}
-	js, err := json.Marshal(header)
-	if err != nil {
-		return fmt.Errorf("model: write %s: %w", path, err)
-	}
-	if pad := len(js) % 8; pad != 0 {
-		js = append(js, []byte(strings.Repeat(" ", 8-pad))...)
-	}
-	var buf bytes.Buffer
-	buf.Grow(8 + len(js) + off)
-	binary.Write(&buf, binary.LittleEndian, uint64(len(js)))
-	buf.Write(js)
-	var b4 [4]byte
-	for _, t := range sorted {
-		for _, v := range t.Data {
-			binary.LittleEndian.PutUint32(b4[:], math.Float32bits(v))
-			buf.Write(b4[:])
-		}
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("model: %w", err)
-	}
-	return nil
+	return WriteSafetensorsAs(path, tensors, "F32")
 }
 
 // ReadSafetensors reads every tensor of a safetensors file as float32.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/tokenizer"
 )
@@ -261,5 +262,29 @@ func TestConfigs(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"fly"}, &bytes.Buffer{}); exitCode(err) != 2 {
 		t.Errorf("unknown command: %v (exit %d)", err, exitCode(err))
+	}
+}
+
+// TestConfigSavesPeriodically checks that a run of the command checkpoints
+// every grpo.DefaultSaveMinutes unless its file says otherwise, so a killed
+// run loses minutes, not the run.
+func TestConfigSavesPeriodically(t *testing.T) {
+	dir := t.TempDir()
+	for body, want := range map[string]float64{
+		"max_steps: 3\n":                   grpo.DefaultSaveMinutes,
+		"save_minutes: 0\nsave_steps: 5\n": 0,
+		"save_minutes: 1.5\n":              1.5,
+	} {
+		p := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := loadRunConfig(p)
+		if err != nil {
+			t.Fatalf("%q: %v", body, err)
+		}
+		if c.SaveMinutes != want || c.SaveTotalLimit != 2 {
+			t.Errorf("%q: save_minutes %v, save_total_limit %d; want %v, 2", body, c.SaveMinutes, c.SaveTotalLimit, want)
+		}
 	}
 }
