@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 )
 
@@ -130,4 +131,27 @@ func WriteTinyDir(dir string, words []string) error {
 		}
 	}
 	return nil
+}
+
+// FrequentWords returns the n words that pattern matches most often across
+// texts, most frequent first (ties alphabetical): the vocabulary of a tiny
+// tokenizer for WriteTinyDir.
+func FrequentWords(texts []string, pattern *regexp.Regexp, n int) []string {
+	counts := map[string]int{}
+	for _, text := range texts {
+		for _, w := range pattern.FindAllString(text, -1) {
+			counts[w]++
+		}
+	}
+	words := make([]string, 0, len(counts))
+	for w := range counts {
+		words = append(words, w)
+	}
+	sort.Slice(words, func(i, j int) bool {
+		if counts[words[i]] != counts[words[j]] {
+			return counts[words[i]] > counts[words[j]]
+		}
+		return words[i] < words[j]
+	})
+	return words[:min(n, len(words))]
 }

@@ -2,6 +2,8 @@ package tokenizer
 
 import (
 	"path/filepath"
+	"regexp"
+	"slices"
 	"testing"
 )
 
@@ -52,5 +54,20 @@ func TestTinyDirRoundTrip(t *testing.T) {
 	}
 	if _, err := LoadDir(filepath.Join(dir, "missing")); err == nil {
 		t.Error("LoadDir of a missing folder: want an error")
+	}
+}
+
+func TestFrequentWords(t *testing.T) {
+	letters := regexp.MustCompile(`\p{L}+`)
+	texts := []string{"b a b, c", "a b d", "c a"}
+	// a:3 b:3 c:2 d:1 — ties alphabetical.
+	for n, want := range map[int][]string{
+		2:  {"a", "b"},
+		3:  {"a", "b", "c"},
+		10: {"a", "b", "c", "d"},
+	} {
+		if got := FrequentWords(texts, letters, n); !slices.Equal(got, want) {
+			t.Errorf("FrequentWords(n=%d) = %q, want %q", n, got, want)
+		}
 	}
 }

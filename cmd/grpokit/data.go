@@ -4,12 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"regexp"
-	"sort"
 
 	"github.com/grpokit/grpokit/envs/gsm8k"
 	"github.com/grpokit/grpokit/envs/poker"
 	"github.com/grpokit/grpokit/envs/wordle"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/tokenizer"
 )
 
 // loadData returns the training and evaluation examples of c's dataset.
@@ -99,25 +99,12 @@ var wordRE = regexp.MustCompile(`\p{L}+|[<>/]+\p{L}*>?`)
 // frequentWords returns the n most frequent words of the examples' prompts
 // and answers (ties broken alphabetically), for a tiny tokenizer.
 func frequentWords(data grpo.SliceDataset, n int) []string {
-	counts := map[string]int{}
-	for _, ex := range data {
-		text := ex.Text() + " " + ex.Answer
+	texts := make([]string, len(data))
+	for i, ex := range data {
+		texts[i] = ex.Text() + " " + ex.Answer
 		for _, m := range ex.Messages {
-			text += " " + m.Content
-		}
-		for _, w := range wordRE.FindAllString(text, -1) {
-			counts[w]++
+			texts[i] += " " + m.Content
 		}
 	}
-	words := make([]string, 0, len(counts))
-	for w := range counts {
-		words = append(words, w)
-	}
-	sort.Slice(words, func(i, j int) bool {
-		if counts[words[i]] != counts[words[j]] {
-			return counts[words[i]] > counts[words[j]]
-		}
-		return words[i] < words[j]
-	})
-	return words[:min(n, len(words))]
+	return tokenizer.FrequentWords(texts, wordRE, n)
 }

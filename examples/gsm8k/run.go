@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
+
 	"strings"
 	"time"
 
@@ -20,6 +20,7 @@ import (
 	"github.com/grpokit/grpokit/examples/internal/exkit"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/reward"
+	"github.com/grpokit/grpokit/tokenizer"
 )
 
 // config is the GSM8K example's settings.
@@ -82,23 +83,11 @@ var (
 // in which the 300 most frequent words of the questions, the format's tags
 // and the prompt's words are single tokens.
 func tinyModel(train []gsm8k.Example) exkit.Tiny {
-	counts := map[string]int{}
-	for _, ex := range train {
-		for _, w := range letters.FindAllString(ex.Question+" "+ex.Solution, -1) {
-			counts[w]++
-		}
+	texts := make([]string, len(train))
+	for i, ex := range train {
+		texts[i] = ex.Question + " " + ex.Solution
 	}
-	words := make([]string, 0, len(counts))
-	for w := range counts {
-		words = append(words, w)
-	}
-	sort.Slice(words, func(i, j int) bool {
-		if counts[words[i]] != counts[words[j]] {
-			return counts[words[i]] > counts[words[j]]
-		}
-		return words[i] < words[j]
-	})
-	words = words[:min(300, len(words))]
+	words := tokenizer.FrequentWords(texts, letters, 300)
 	words = append(words, "user", "assistant", "system", "<reasoning", "<answer", "</", ">\n", "reasoning", "answer",
 		"Respond", "following", "format", "Question")
 	slices.Sort(words)
