@@ -2,14 +2,12 @@ package grpo
 
 import (
 	"math"
-	"path/filepath"
 	"testing"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/grpokit/grpokit/lora"
 	"github.com/grpokit/grpokit/model"
 )
 
@@ -21,40 +19,14 @@ import (
 func bf16Step(t *testing.T, dt dtypes.DType, nll bool) (loss float64, logp []float32, grads [][]float32, mask []float32) {
 	t.Helper()
 	g, ts := loadGoldenGRPO(t, "llama-tiny")
-	dir := filepath.Join(sharedDir(t), "golden", "llama-tiny")
-	m, err := model.Load(dir, &model.Options{Compute: dt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	adapter, err := lora.Load(m, filepath.Join(dir, "lora"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := NewLMPolicy(m, adapter, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pol := goldenLoRAPolicy(t, &model.Options{Compute: dt})
 	vars := pol.TrainableVariables()
 	for _, v := range vars {
 		if v.Shape().DType != dtypes.Float32 {
 			t.Errorf("trainable %s is %s, want float32 masters", v.Name(), v.Shape().DType)
 		}
 	}
-	rows := make([]*row, len(g.PromptIDs))
-	for i := range rows {
-		r := &row{Advantage: g.Advantages[i]}
-		for j, id := range g.PromptIDs[i] {
-			if g.PromptMask[i][j] == 1 {
-				r.PromptIDs = append(r.PromptIDs, id)
-			}
-		}
-		for j, id := range g.CompletionIDs[i] {
-			if g.CompletionMask[i][j] == 1 {
-				r.IDs = append(r.IDs, id)
-			}
-		}
-		rows[i] = r
-	}
+	rows := goldenRows(g)
 	mb := packRowsShape(rows, len(rows), 5, g.MaxCompletionLength, false)
 	tokens := 0
 	for _, v := range mb.LossMask {

@@ -14,8 +14,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/internal/backend"
-	"github.com/grpokit/grpokit/lora"
-	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 )
 
@@ -233,29 +231,9 @@ func variantFamily(name string) string {
 // logged loss metrics and the gradient of every LoRA matrix.
 func TestLossGoldenTRL110(t *testing.T) {
 	g, ts := loadTRL110(t)
-	dir := filepath.Join(sharedDir(t), "golden", "llama-tiny")
-	m, err := model.Load(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adapter, err := lora.Load(m, filepath.Join(dir, "lora"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := NewLMPolicy(m, adapter, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pol := goldenLoRAPolicy(t, nil)
 	vars := pol.TrainableVariables()
-	names := make([]string, len(vars))
-	for i, v := range vars {
-		hf, err := model.NameOf(v.Scope(), v.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		hf = strings.TrimSuffix(hf, ".weight")
-		names[i] = hf[strings.Index(hf, "layers."):]
-	}
+	names := loraNames(t, vars)
 
 	in := g.Inputs
 	rows := make([]*row, len(in.PromptIDs))

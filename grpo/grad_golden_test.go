@@ -20,50 +20,15 @@ import (
 // to every LoRA matrix match TRL v0.21.0's.
 func TestLoRAGradientsGolden(t *testing.T) {
 	g, ts := loadGoldenGRPO(t, "llama-tiny")
-	dir := filepath.Join(sharedDir(t), "golden", "llama-tiny")
-	m, err := model.Load(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adapter, err := lora.Load(m, filepath.Join(dir, "lora"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := NewLMPolicy(m, adapter, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pol := goldenLoRAPolicy(t, nil)
 	vars := pol.TrainableVariables()
-	names := make([]string, len(vars))
-	for i, v := range vars {
-		hf, err := model.NameOf(v.Scope(), v.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		// base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight → layers.0.self_attn.q_proj.lora_A
-		hf = strings.TrimSuffix(hf, ".weight")
-		names[i] = hf[strings.Index(hf, "layers."):]
-	}
+	names := loraNames(t, vars)
 	if len(vars) != 8 {
 		t.Fatalf("%d trainable variables, want 8 LoRA matrices: %v", len(vars), names)
 	}
 
 	// Rows exactly as TRL built them: P = 5 prompt columns, C = 8.
-	rows := make([]*row, len(g.PromptIDs))
-	for i := range rows {
-		r := &row{Advantage: g.Advantages[i]}
-		for j, id := range g.PromptIDs[i] {
-			if g.PromptMask[i][j] == 1 {
-				r.PromptIDs = append(r.PromptIDs, id)
-			}
-		}
-		for j, id := range g.CompletionIDs[i] {
-			if g.CompletionMask[i][j] == 1 {
-				r.IDs = append(r.IDs, id)
-			}
-		}
-		rows[i] = r
-	}
+	rows := goldenRows(g)
 	mb := packRowsShape(rows, len(rows), 5, g.MaxCompletionLength, false)
 	tokens := 0
 	for _, v := range mb.LossMask {
@@ -136,4 +101,62 @@ func TestLoRAGradientsGolden(t *testing.T) {
 			})
 		}
 	}
+}
+
+// goldenLoRAPolicy is llama-tiny with the golden PEFT adapter (opts as
+// model.Load takes them), the policy every GRPO golden test differentiates.
+func goldenLoRAPolicy(t *testing.T, opts *model.Options) *LMPolicy {
+	t.Helper()
+	dir := filepath.Join(sharedDir(t), "golden", "llama-tiny")
+	m, err := model.Load(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adapter, err := lora.Load(m, filepath.Join(dir, "lora"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := NewLMPolicy(m, adapter, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pol
+}
+
+// loraNames gives the golden files' key of each LoRA variable:
+// base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight →
+// layers.0.self_attn.q_proj.lora_A.
+func loraNames(t *testing.T, vars []*mlctx.Variable) []string {
+	t.Helper()
+	names := make([]string, len(vars))
+	for i, v := range vars {
+		hf, err := model.NameOf(v.Scope(), v.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		hf = strings.TrimSuffix(hf, ".weight")
+		names[i] = hf[strings.Index(hf, "layers."):]
+	}
+	return names
+}
+
+// goldenRows builds the rows exactly as TRL did: the real prompt and
+// completion tokens of each golden row (masks applied) and its advantage.
+func goldenRows(g goldenGRPO) []*row {
+	rows := make([]*row, len(g.PromptIDs))
+	for i := range rows {
+		r := &row{Advantage: g.Advantages[i]}
+		for j, id := range g.PromptIDs[i] {
+			if g.PromptMask[i][j] == 1 {
+				r.PromptIDs = append(r.PromptIDs, id)
+			}
+		}
+		for j, id := range g.CompletionIDs[i] {
+			if g.CompletionMask[i][j] == 1 {
+				r.IDs = append(r.IDs, id)
+			}
+		}
+		rows[i] = r
+	}
+	return rows
 }
