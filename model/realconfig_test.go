@@ -34,6 +34,29 @@ func TestRealConfigs(t *testing.T) {
 				t.Errorf("eos %v bos %d", c.EOSTokenIDs, c.BOSTokenID)
 			}
 		}},
+		// The shapes of issue 11's memory workloads (bench/memory); counts from
+		// the sources in testdata/configs/README.md.
+		{"Qwen2.5-0.5B-Instruct.json", "qwen2", 494032768, "public GGUF and QLoRA fixtures", 0, 0, func(t *testing.T, c Config) {
+			if c.HeadDim != 64 || !c.TieWordEmbeddings || c.NumKeyValueHeads != 2 || c.UseSlidingWindow {
+				t.Errorf("head_dim %d tied %v kv heads %d sliding %v", c.HeadDim, c.TieWordEmbeddings, c.NumKeyValueHeads, c.UseSlidingWindow)
+			}
+		}},
+		{"Llama-3.2-1B-Instruct.json", "llama", 1235814400, "GPTQModel's LLAMA_3_2_1B_PARAMETER_COUNT", 0, 0, func(t *testing.T, c Config) {
+			if !c.TieWordEmbeddings || c.RopeScaling == nil || c.RopeScaling.Kind() != "llama3" || c.RopeScaling.Factor != 32 ||
+				!slices.Equal(c.EOSTokenIDs, []int{128001, 128008, 128009}) {
+				t.Errorf("tied %v rope_scaling %+v eos %v", c.TieWordEmbeddings, c.RopeScaling, c.EOSTokenIDs)
+			}
+		}},
+		{"Llama-3.1-8B-Instruct.json", "llama", 8030261248, "Hub safetensors count in an Unsloth Studio scene", 0, 0, func(t *testing.T, c Config) {
+			if c.TieWordEmbeddings || c.HeadDim != 128 || c.RopeScaling == nil || c.RopeScaling.Factor != 8 {
+				t.Errorf("tied %v head_dim %d rope_scaling %+v", c.TieWordEmbeddings, c.HeadDim, c.RopeScaling)
+			}
+		}},
+		{"SmolLM2-135M.json", "llama", 134515008, "public Rust test and breakdown", 0, 0, func(t *testing.T, c Config) {
+			if c.HeadDim != 64 || c.NumKeyValueHeads != 3 || !c.TieWordEmbeddings || c.RopeTheta != 1e5 {
+				t.Errorf("head_dim %d kv heads %d tied %v rope_theta %g", c.HeadDim, c.NumKeyValueHeads, c.TieWordEmbeddings, c.RopeTheta)
+			}
+		}},
 		// KerasHub's gemma3_instruct_4b_text (3,880,099,328) has a 262,144-row
 		// embedding; the HF checkpoint's has 262,208 rows: + 64 × 2560.
 		{"gemma-3-4b-it.json", "gemma3", 3880099328 + 64*2560, "KerasHub gemma3_instruct_4b_text + 64 rows", 29, 1024, func(t *testing.T, c Config) {
