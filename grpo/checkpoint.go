@@ -81,8 +81,9 @@ func hook(stage string) {
 // Save writes a checkpoint of the trainer to outputDir/checkpoint-<step>
 // and returns its path. The checkpoint holds the trainable weights, the
 // optimizer state (AdamW moments, step count, learning rate), the RNG
-// state, the data cursor (the step), the config and, between the
-// NumIterations steps that share rollouts, those rollouts: Resume from it
+// state, the data cursor (the step), the config and, when the next step
+// continues a generation batch (NumIterations > 1 or StepsPerGeneration >
+// GradientAccumulationSteps), that batch's rollouts: Resume from it
 // continues exactly as the run that wrote it would have.
 //
 // The files are written and synced in a temporary folder, then
@@ -122,7 +123,7 @@ func (t *Trainer) Save(outputDir string) (string, error) {
 	if err := t.saveVariables(filepath.Join(tmp, variablesFile)); err != nil {
 		return fail(err)
 	}
-	if t.buf != nil && t.step%t.cfg.NumIterations != 0 {
+	if t.buf != nil && t.cfg.midGeneration(t.step) {
 		if err := writeGob(filepath.Join(tmp, rolloutsFile), t.buf); err != nil {
 			return fail(err)
 		}
@@ -558,7 +559,7 @@ func inspectCheckpoint(dir string) (*trainerState, *rolloutBatch, error) {
 	if step, _, ok := parseCheckpointName(filepath.Base(dir)); ok && step != st.Step {
 		return nil, nil, corruptf("%s: step %d in a folder named for step %d", stateFile, st.Step, step)
 	}
-	if st.Step%st.Config.NumIterations == 0 {
+	if !st.Config.midGeneration(st.Step) {
 		return st, nil, nil
 	}
 	f, err := os.Open(filepath.Join(dir, rolloutsFile))
@@ -570,7 +571,7 @@ func inspectCheckpoint(dir string) (*trainerState, *rolloutBatch, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if want := st.Step / st.Config.NumIterations; buf.Index != want {
+	if want := st.Config.stepSchedule(st.Step)[0].Batch; buf.Index != want {
 		return nil, nil, corruptf("%s: rollout batch %d at step %d, want batch %d", rolloutsFile, buf.Index, st.Step, want)
 	}
 	return st, buf, nil

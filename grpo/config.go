@@ -82,9 +82,12 @@ const (
 // value for several fields (Beta 0 means no reference model). NewTrainer
 // calls Validate.
 //
-// One optimizer step uses BatchSize × GradientAccumulationSteps completions,
-// that is BatchSize × GradientAccumulationSteps / NumGenerations prompts
-// (episodes, for an Env).
+// One optimizer step uses BatchSize × GradientAccumulationSteps completions.
+// They come from generation batches of GenerationBatchSize = BatchSize ×
+// StepsPerGeneration completions (GenerationBatchSize / NumGenerations
+// prompts, or episodes for an Env), generated, scored and turned into
+// advantages as a whole (TRL 1.10); by default StepsPerGeneration is
+// GradientAccumulationSteps, one generation batch per optimizer step.
 type Config struct {
 	// NumGenerations is G, the completions sampled per prompt. Default 8;
 	// at least 2. TRL: num_generations.
@@ -95,6 +98,22 @@ type Config struct {
 	// GradientAccumulationSteps is the micro-batches per optimizer step.
 	// Default 1. TRL: gradient_accumulation_steps.
 	GradientAccumulationSteps int `json:"gradient_accumulation_steps"`
+	// StepsPerGeneration is the optimizer micro-batches (BatchSize
+	// completions each) fed by one generation batch: completions are
+	// generated, scored and turned into advantages once for
+	// GenerationBatchSize = BatchSize × StepsPerGeneration completions, then
+	// used StepsPerGeneration micro-batches at a time, GradientAccumulationSteps
+	// of them per optimizer step (with NumIterations > 1 the whole
+	// sequence repeats). 0 means TRL's None: GradientAccumulationSteps (one
+	// generation batch per optimizer step, grpokit's behaviour before it).
+	// Set at most one of StepsPerGeneration and GenerationBatchSize.
+	// Default 0. TRL 1.10: steps_per_generation.
+	StepsPerGeneration int `json:"steps_per_generation"`
+	// GenerationBatchSize is the completions generated at once, a multiple
+	// of BatchSize and of NumGenerations; it sets StepsPerGeneration =
+	// GenerationBatchSize / BatchSize. 0 means TRL's None (BatchSize ×
+	// StepsPerGeneration). Default 0. TRL 1.10: generation_batch_size.
+	GenerationBatchSize int `json:"generation_batch_size"`
 	// MaxSteps is the number of optimizer steps; it also sets the length of
 	// the learning-rate schedule. When > 0 it wins over NumTrainEpochs, as
 	// in HF; 0 means NumTrainEpochs passes over the Dataset (an Env needs
@@ -229,7 +248,7 @@ type Config struct {
 	// DynamicSampling is DAPO's dynamic sampling (not in TRL): groups whose
 	// rewards all tie carry no signal, so after each generation the trainer
 	// draws more prompts (uniformly, seeded) until the batch holds
-	// PromptsPerStep groups with reward spread or DynamicSamplingMaxRounds
+	// PromptsPerGeneration groups with reward spread or DynamicSamplingMaxRounds
 	// extra rounds are spent; then it tops up with tied groups. The step
 	// logs dynamic_sampling/groups_drawn, groups_dropped and rounds.
 	// Train only (TrainEnv rejects it). Default false.
@@ -394,12 +413,42 @@ func (c Config) EffectiveEpsilonHigh() float64 {
 }
 
 // PromptsPerStep returns the prompts (or episodes) sampled per optimizer
-// step: BatchSize × GradientAccumulationSteps / NumGenerations.
+// step: BatchSize × GradientAccumulationSteps / NumGenerations, rounded
+// down (a step may hold part of a group when StepsPerGeneration is set).
 func (c Config) PromptsPerStep() int {
 	if c.NumGenerations <= 0 {
 		return 0
 	}
 	return c.BatchSize * c.GradientAccumulationSteps / c.NumGenerations
+}
+
+// EffectiveStepsPerGeneration returns StepsPerGeneration as TRL 1.10's
+// GRPOConfig resolves it: GenerationBatchSize / BatchSize when that is
+// set, else StepsPerGeneration, else GradientAccumulationSteps.
+func (c Config) EffectiveStepsPerGeneration() int {
+	switch {
+	case c.StepsPerGeneration > 0:
+		return c.StepsPerGeneration
+	case c.GenerationBatchSize > 0 && c.BatchSize > 0:
+		return c.GenerationBatchSize / c.BatchSize
+	}
+	return c.GradientAccumulationSteps
+}
+
+// EffectiveGenerationBatchSize returns the completions of one generation
+// batch: BatchSize × EffectiveStepsPerGeneration (TRL 1.10's
+// generation_batch_size, one process).
+func (c Config) EffectiveGenerationBatchSize() int {
+	return c.BatchSize * c.EffectiveStepsPerGeneration()
+}
+
+// PromptsPerGeneration returns the prompts (or episodes) of one
+// generation batch: EffectiveGenerationBatchSize / NumGenerations.
+func (c Config) PromptsPerGeneration() int {
+	if c.NumGenerations <= 0 {
+		return 0
+	}
+	return c.EffectiveGenerationBatchSize() / c.NumGenerations
 }
 
 // Validate reports every invalid field at once, joined with errors.Join;
@@ -420,12 +469,7 @@ func (c Config) Validate() error {
 	if c.GradientAccumulationSteps < 1 {
 		bad("GradientAccumulationSteps", c.GradientAccumulationSteps, "must be at least 1")
 	}
-	if c.NumGenerations >= 2 && c.BatchSize >= 1 && c.GradientAccumulationSteps >= 1 {
-		if n := c.BatchSize * c.GradientAccumulationSteps; n%c.NumGenerations != 0 {
-			bad("BatchSize", c.BatchSize, fmt.Sprintf(
-				"BatchSize × GradientAccumulationSteps = %d must be a multiple of NumGenerations (%d)", n, c.NumGenerations))
-		}
-	}
+	errs = append(errs, c.validateGeneration()...)
 	if c.MaxSteps < 0 {
 		bad("MaxSteps", c.MaxSteps, "must be ≥ 0 (0 means NumTrainEpochs passes over the dataset)")
 	}

@@ -85,7 +85,7 @@ func (s *datasetSource) extraPrompts(t *Trainer, k, round, need int) ([]Example,
 
 // refill applies dynamic sampling to the first draw of rollout batch k.
 func (s *datasetSource) refill(ctx context.Context, t *Trainer, k int, rows []*row, tally *rewardTally) ([]*row, error) {
-	n := t.cfg.PromptsPerStep()
+	n := t.cfg.PromptsPerGeneration()
 	return t.dynamicSample(rows, n, func(round, need int) ([]*row, error) {
 		prompts, ids, err := s.extraPrompts(t, k, round, need)
 		if err != nil {

@@ -8,14 +8,17 @@ import (
 // TrainSteps returns the optimizer steps Train runs on a dataset of n
 // examples, as HF's Trainer computes them: MaxSteps when it is > 0 (it
 // wins over NumTrainEpochs); otherwise ⌈NumTrainEpochs × steps per
-// epoch⌉, at least 1, where an epoch is ⌊n / PromptsPerStep⌋ generation
+// epoch⌉, at least 1. An epoch is ⌊n / PromptsPerGeneration⌋ generation
 // batches (at least 1; a last partial batch is dropped, as TRL's
-// RepeatSampler does) of NumIterations steps each.
+// RepeatSampler does), each feeding StepsPerGeneration × NumIterations
+// micro-batches, GradientAccumulationSteps per step (rounded up, as HF).
 func (c Config) TrainSteps(n int) int {
 	if c.MaxSteps > 0 {
 		return c.MaxSteps
 	}
-	perEpoch := max(1, n/max(1, c.PromptsPerStep())) * max(1, c.NumIterations)
+	micro := max(1, n/max(1, c.PromptsPerGeneration())) * max(1, c.NumIterations) * max(1, c.EffectiveStepsPerGeneration())
+	a := max(1, c.GradientAccumulationSteps)
+	perEpoch := max(1, (micro+a-1)/a)
 	// The tolerance keeps 0.1 × 30 from rounding up to 4.
 	return max(1, int(math.Ceil(c.NumTrainEpochs*float64(perEpoch)-1e-9)))
 }

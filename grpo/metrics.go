@@ -28,7 +28,8 @@ import (
 // "completions/{mean,min,max}_terminated_length", "learning_rate",
 // "grad_norm" (before clipping), "nonfinite" (1 for a step whose loss or
 // gradient norm was NaN or ±Inf and was therefore not applied, else 0),
-// "num_tokens", "rollouts", "step_time",
+// "num_tokens", "rollouts" (completions of the step's generation batch),
+// "step_time",
 // "generate_time", "train_time" (seconds) and "tokens_per_second".
 //
 // generate_time is the whole rollout phase of a step; these split it (in
@@ -38,8 +39,8 @@ import (
 //     "profiling/Time taken: GRPOTrainer.transformers.generate");
 //   - "timing/reward": scoring with the rewards (TRL:
 //     "profiling/Time taken: GRPOTrainer._calculate_rewards");
-//   - "timing/logprobs": old and reference log-probs (NumIterations > 1,
-//     Beta ≠ 0).
+//   - "timing/logprobs": old and reference log-probs (NumIterations > 1 or
+//     StepsPerGeneration > GradientAccumulationSteps; Beta ≠ 0).
 //
 // train_time is the forward, backward and optimizer passes.
 type Metrics map[string]float64

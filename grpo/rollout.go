@@ -96,11 +96,11 @@ func (t *Trainer) generateAndScore(ctx context.Context, prompts []Example, turn 
 	return rows, nil
 }
 
-// datasetSource draws PromptsPerStep examples per rollout batch.
+// datasetSource draws PromptsPerGeneration examples per rollout batch.
 type datasetSource struct{ data Dataset }
 
 func (s *datasetSource) rollouts(ctx context.Context, t *Trainer, k int, tally *rewardTally) ([]*row, error) {
-	n := t.cfg.PromptsPerStep()
+	n := t.cfg.PromptsPerGeneration()
 	prompts := make([]Example, n)
 	ids := make([]int, n)
 	for j := range prompts {
@@ -118,11 +118,11 @@ func (s *datasetSource) rollouts(ctx context.Context, t *Trainer, k int, tally *
 	return s.refill(ctx, t, k, rows, tally)
 }
 
-// envSource plays PromptsPerStep episodes per rollout batch in lockstep.
+// envSource plays PromptsPerGeneration episodes per rollout batch in lockstep.
 type envSource struct{ env Env }
 
 func (s *envSource) rollouts(ctx context.Context, t *Trainer, k int, tally *rewardTally) ([]*row, error) {
-	n, g := t.cfg.PromptsPerStep(), t.cfg.NumGenerations
+	n, g := t.cfg.PromptsPerGeneration(), t.cfg.NumGenerations
 	eps := make([]Episode, n)
 	active := make([]int, n)
 	for j := range eps {
@@ -182,31 +182,38 @@ func (t *Trainer) makeRollouts(ctx context.Context, src source, k int) (*rollout
 	if err != nil {
 		return nil, err
 	}
-	lossRows := 0
 	for i, r := range rows {
 		r.Advantage = adv.Values[i]
 		r.Dropped = t.cfg.DropZeroStdGroups && adv.ZeroStd[i/g]
-		if !r.Dropped {
-			lossRows++
-		}
 	}
 	buf := &rolloutBatch{Index: k, Rows: rows, Metrics: rolloutMetrics(t, rows, adv, tally)}
 
 	bs := t.cfg.BatchSize
-	for start := 0; start < len(rows); start += bs {
-		part := rows[start:min(start+bs, len(rows))]
+	packed := t.shuffleGeneration(k, rows)
+	var microRows []int // loss rows of each micro-batch
+	for start := 0; start < len(packed); start += bs {
+		part := packed[start:min(start+bs, len(packed))]
 		buf.Micro = append(buf.Micro, packRows(part, bs, t.cfg.MaxPromptLength, t.cfg.MaxCompletionLength, t.cfg.MaskTruncatedCompletions))
+		n := 0
+		for _, r := range part {
+			if !r.Dropped {
+				n++
+			}
+		}
+		microRows = append(microRows, n)
 	}
-	norm := StepNormalizers{Rows: lossRows, MicroBatch: len(buf.Micro), MaxCompletionLength: t.cfg.MaxCompletionLength}
+	// Generation-batch normalizers: TRL's num_items_in_batch and padded width.
+	norm := StepNormalizers{MaxCompletionLength: t.cfg.MaxCompletionLength}
 	for _, r := range rows {
 		norm.Columns = max(norm.Columns, len(r.IDs)) // TRL pads to the longest completion
 	}
 	for _, mb := range buf.Micro {
 		norm.Tokens += mb.tokens()
 	}
+	steps := t.stepNormalizers(buf, microRows, norm)
 	start := time.Now()
-	for _, mb := range buf.Micro {
-		mb.setWeights(t.cfg.LossType, norm)
+	for i, mb := range buf.Micro {
+		mb.setWeights(t.cfg.LossType, steps[i])
 		if t.withOld() {
 			if mb.Old, err = t.logProbs(t.oldExec, mb); err != nil {
 				return nil, fmt.Errorf("grpo: old log-probs: %w", err)

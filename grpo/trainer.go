@@ -173,8 +173,9 @@ func (t *Trainer) Config() Config { return t.cfg }
 // Step returns the number of optimizer steps done (restored by Resume).
 func (t *Trainer) Step() int { return t.step }
 
-// withOld reports whether old log-probs are computed at generation time.
-func (t *Trainer) withOld() bool { return t.cfg.NumIterations > 1 }
+// withOld reports whether old log-probs are computed at generation time
+// (see Config.needsOldLogProbs).
+func (t *Trainer) withOld() bool { return t.cfg.needsOldLogProbs() }
 
 // withRef reports whether reference log-probs are computed.
 func (t *Trainer) withRef() bool { return t.cfg.Beta != 0 }
@@ -203,6 +204,10 @@ func (t *Trainer) TrainEnv(ctx context.Context, env Env) error {
 	}
 	if t.cfg.DynamicSampling {
 		return errors.New("grpo: TrainEnv: Config.DynamicSampling works with Train (a Dataset) only")
+	}
+	if !t.cfg.stepsInOneGeneration() {
+		return fmt.Errorf("grpo: TrainEnv: Config.StepsPerGeneration (%d) must be a multiple of GradientAccumulationSteps (%d) for an Env (an episode's later turns make the steps' sizes vary)",
+			t.cfg.EffectiveStepsPerGeneration(), t.cfg.GradientAccumulationSteps)
 	}
 	return t.run(ctx, &envSource{env: env}, t.cfg.MaxSteps)
 }
@@ -273,20 +278,35 @@ func (t *Trainer) stop(ctx context.Context) error {
 	return cause
 }
 
-// trainStep takes one optimizer step: new rollouts every NumIterations
-// steps, then one pass over their micro-batches.
+// trainStep takes one optimizer step: its micro-batches are slices of
+// generation batches (see stepSchedule), each generated on first use and
+// then reused for the rest of its StepsPerGeneration × NumIterations
+// micro-batches.
 func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics, []*row, error) {
 	start := time.Now()
 	var fresh []*row
-	if t.buf == nil || t.step%t.cfg.NumIterations == 0 {
-		k := t.step / t.cfg.NumIterations
-		buf, err := t.makeRollouts(ctx, src, k)
-		if err != nil {
-			return nil, nil, err
+	var micro []*microBatch
+	var used []usedBatch // generation batches of this step, each once
+	var genTime time.Duration
+	spg := t.cfg.EffectiveStepsPerGeneration()
+	for _, ref := range t.cfg.stepSchedule(t.step) {
+		made := false
+		if t.buf == nil || t.buf.Index != ref.Batch {
+			genStart := time.Now()
+			buf, err := t.makeRollouts(ctx, src, ref.Batch)
+			if err != nil {
+				return nil, nil, err
+			}
+			genTime += time.Since(genStart)
+			t.buf, made = buf, true
+			fresh = append(fresh, buf.Rows...)
+			t.numTokens += buf.Metrics["_step_tokens"]
 		}
-		t.buf, fresh = buf, buf.Rows
+		if len(used) == 0 || used[len(used)-1].batch != t.buf {
+			used = append(used, usedBatch{t.buf, made})
+		}
+		micro = append(micro, t.buf.slice(ref.Slice, spg)...)
 	}
-	genTime := time.Since(start)
 	lr := t.cfg.LearningRateAt(t.step, total)
 	if err := t.setLearningRate(lr); err != nil {
 		return nil, nil, err
@@ -296,12 +316,12 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 	stats := newStepStats()
 	var gradNorm float64
 	applied := true
-	for j, mb := range t.buf.Micro {
+	for j, mb := range micro {
 		exec := t.accumExec
 		switch {
-		case len(t.buf.Micro) == 1:
+		case len(micro) == 1:
 			exec = t.fusedExec
-		case j == len(t.buf.Micro)-1:
+		case j == len(micro)-1:
 			exec = t.finalExec
 		}
 		outs, err := exec.Exec(mb.withAllowed(mb.inputs(t.withOld(), t.withRef()), t.constraint)...)
@@ -318,17 +338,9 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 		}
 	}
 	t.step++
-	if fresh != nil {
-		t.numTokens += t.buf.Metrics["_step_tokens"]
-	}
 	stepTime := time.Since(start)
 
-	m := Metrics{}
-	for k, v := range t.buf.Metrics {
-		if k[0] != '_' {
-			m[k] = v
-		}
-	}
+	m, internal := generationMetrics(used)
 	m["step"] = float64(t.step)
 	m["loss"] = loss
 	m["learning_rate"] = lr
@@ -339,12 +351,9 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 	m["generate_time"] = genTime.Seconds()
 	m["train_time"] = time.Since(trainStart).Seconds()
 	for _, k := range []string{"timing/generate", "timing/reward", "timing/logprobs"} {
-		m[k] = 0 // a step that reuses its rollouts (NumIterations > 1) made none
-		if fresh != nil {
-			m[k] = t.buf.Metrics["_"+k]
-		}
+		m[k] = internal["_"+k] // 0 when the step reused its rollouts
 	}
-	m["tokens_per_second"] = t.buf.Metrics["_step_tokens"] / stepTime.Seconds()
+	m["tokens_per_second"] = internal["_step_tokens"] / stepTime.Seconds()
 	t.guardStep(m, applied)
 	return m, fresh, nil
 }

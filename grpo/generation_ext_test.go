@@ -1,0 +1,118 @@
+package grpo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/reward"
+)
+
+// countingPolicy counts Generate calls.
+type countingPolicy struct {
+	grpo.Policy
+	calls int
+}
+
+func (p *countingPolicy) Generate(ctx context.Context, prompts []grpo.Example, n int, opts grpo.GenerateOptions) ([]grpo.Completion, error) {
+	p.calls++
+	return p.Policy.Generate(ctx, prompts, n, opts)
+}
+
+func TestGenerateCallsPerGenerationBatch(t *testing.T) {
+	for _, c := range []struct {
+		accum, spg, gbs, μ, steps, calls int
+	}{
+		{1, 0, 0, 1, 4, 4},  // default: a generation per step
+		{1, 3, 0, 1, 6, 2},  // one generation per 3 steps
+		{1, 0, 24, 1, 6, 2}, // the same by generation_batch_size
+		{1, 3, 0, 2, 12, 2}, // reused μ = 2 times: one per 6 steps
+		{2, 4, 0, 1, 4, 2},  // 4 micro-batches per generation, 2 per step
+		{2, 1, 0, 1, 3, 6},  // generation_batch_size 8 < 16 a step: 2 per step
+	} {
+		t.Run(fmt.Sprintf("accum%d-spg%d-gbs%d-mu%d", c.accum, c.spg, c.gbs, c.μ), func(t *testing.T) {
+			cfg := grpo.DefaultConfig()
+			cfg.NumGenerations, cfg.BatchSize = 4, 8
+			cfg.MaxCompletionLength, cfg.MaxPromptLength = 3, 8
+			cfg.GradientAccumulationSteps, cfg.StepsPerGeneration, cfg.GenerationBatchSize, cfg.NumIterations = c.accum, c.spg, c.gbs, c.μ
+			cfg.MaxSteps, cfg.LoggingSteps, cfg.LearningRate = c.steps, 0, 0.1
+			p := &countingPolicy{Policy: newPolicy(t)}
+			tr, err := grpo.NewTrainer(p, cfg, reward.Named{Name: "len", Weight: 1, Scorer: reward.Func(func(_, comp, _ string) float64 {
+				return float64(len(comp))
+			})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ms []grpo.Metrics
+			tr.OnStep = func(m grpo.Metrics) { ms = append(ms, m) }
+			if err := tr.Train(context.Background(), sayDataset()); err != nil {
+				t.Fatal(err)
+			}
+			if p.calls != c.calls {
+				t.Errorf("%d Generate calls for %d steps, want %d", p.calls, c.steps, c.calls)
+			}
+			if want := float64(cfg.EffectiveGenerationBatchSize()); ms[0]["rollouts"] != want {
+				t.Errorf("rollouts %v, want generation_batch_size %v", ms[0]["rollouts"], want)
+			}
+		})
+	}
+}
+
+// TestResumeMidGenerationBatch kills runs whose generation batch feeds 3
+// optimizer steps, reused twice (steps_per_generation 3, num_iterations
+// 2: one generation per 6 steps), inside that batch, resumes them in a
+// fresh trainer and policy, and checks that every metric (timings aside)
+// and the final weights equal those of an uninterrupted run bit for bit.
+func TestResumeMidGenerationBatch(t *testing.T) {
+	cfg := smallConfig(t)
+	cfg.MaxSteps, cfg.WarmupSteps, cfg.LRSchedulerType = 8, 2, grpo.ScheduleLinear
+	cfg.BatchSize, cfg.StepsPerGeneration, cfg.NumIterations = 4, 3, 2
+	cfg.Beta, cfg.EpsilonHigh, cfg.SaveSteps = 0.04, 0.28, 0
+	cfg.OutputDir = ""
+	want, wantMs, err := run(t, cfg, false, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stop := range []int{2, 4} {
+		t.Run(fmt.Sprintf("stop after %d", stop), func(t *testing.T) {
+			cfg := cfg
+			cfg.OutputDir = t.TempDir()
+			if _, _, err := run(t, cfg, false, stop); !errors.Is(err, context.Canceled) {
+				t.Fatalf("cancelled run returned %v, want context.Canceled", err)
+			}
+			ckpt := filepath.Join(cfg.OutputDir, fmt.Sprintf("checkpoint-%d", stop))
+			if _, err := os.Stat(filepath.Join(ckpt, "rollouts.gob")); err != nil {
+				t.Fatalf("checkpoint inside a generation batch has no rollouts: %v", err)
+			}
+			got, gotMs, err := run(t, cfg, true, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(gotMs) != cfg.MaxSteps-stop {
+				t.Fatalf("resumed run took %d steps, want %d", len(gotMs), cfg.MaxSteps-stop)
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("weight %d = %v after resume, %v uninterrupted", i, got[i], want[i])
+				}
+			}
+			for i, m := range gotMs {
+				w := wantMs[stop+i]
+				for k, v := range w {
+					if strings.Contains(k, "time") || strings.HasPrefix(k, "timing/") || k == "tokens_per_second" {
+						continue
+					}
+					if math.Float64bits(m[k]) != math.Float64bits(v) {
+						t.Errorf("step %v: %s = %v resumed, %v uninterrupted", w["step"], k, m[k], v)
+					}
+				}
+			}
+		})
+	}
+}
