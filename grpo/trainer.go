@@ -217,6 +217,9 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 	if err := t.checkEval(); err != nil {
 		return err
 	}
+	if err := t.planMemory(src); err != nil {
+		return err
+	}
 	if err := t.prepareOutputDir(); err != nil {
 		return err
 	}

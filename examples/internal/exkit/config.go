@@ -39,6 +39,11 @@ type Config struct {
 	// (load_in_8bit), or "" to keep the checkpoint's own dtype (a bf16
 	// checkpoint stays bf16). Products always run in float32.
 	Quantize string `json:"quantize"`
+	// MemoryLimit overrides the memory a run may use, which the memory
+	// plan printed before step 0 is checked against (a size such as
+	// "16GB", or "off" to run whatever the plan says); "" detects it
+	// (grpo.AvailableMemory, $GRPOKIT_MEMORY_LIMIT).
+	MemoryLimit string `json:"memory_limit"`
 	// Steps is the number of GRPO optimizer steps.
 	Steps int `json:"max_steps"`
 	// Generations is G, the completions sampled per prompt.
@@ -153,6 +158,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Train, "train", c.Train, "what trains: full (every weight) or lora")
 	fs.IntVar(&c.LoRARank, "lora-rank", c.LoRARank, "LoRA rank r (alpha = 2r) with -train lora")
 	fs.StringVar(&c.Quantize, "quantize", c.Quantize, "with -train lora: hold the frozen base as nf4 or int8 (QLoRA: bitsandbytes' load_in_4bit, bnb_4bit_quant_type=nf4 / load_in_8bit); empty keeps the checkpoint's dtype")
+	fs.StringVar(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "memory the run may use, checked against the memory plan printed before step 0 (e.g. 16GB; off: do not stop); default detected ($"+grpo.MemoryLimitEnv+", MemAvailable, cgroup limit)")
 	fs.IntVar(&c.Steps, "steps", c.Steps, "GRPO optimizer steps")
 	fs.IntVar(&c.Generations, "generations", c.Generations, "completions sampled per prompt (G)")
 	fs.IntVar(&c.Prompts, "prompts", c.Prompts, "prompts per optimizer step")

@@ -50,6 +50,17 @@ func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
+	if c.MemoryLimit != "" {
+		// The trainer checks its memory plan against $GRPOKIT_MEMORY_LIMIT.
+		if c.MemoryLimit != "off" {
+			if _, err := grpo.ParseMemorySize(c.MemoryLimit); err != nil {
+				return nil, fmt.Errorf("%s: -memory-limit: %w", name, err)
+			}
+		}
+		if err := os.Setenv(grpo.MemoryLimitEnv, c.MemoryLimit); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	compute, err := model.ParseCompute(c.DType)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -1,0 +1,337 @@
+package grpo
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/grpokit/grpokit/model"
+)
+
+// MemoryRequest describes a training run to PlanMemory: the model's
+// config.json, the trainer settings and how the weights are held.
+type MemoryRequest struct {
+	// Model is the checkpoint's config (model.ReadConfig).
+	Model model.Config
+	// Train are the trainer settings: per_device_train_batch_size,
+	// gradient_accumulation_steps, max_prompt_length,
+	// max_completion_length and beta matter.
+	Train Config
+	// LoRARank is the adapter's rank r; 0 plans full fine-tuning (float32
+	// master weights, gradients and AdamW state for every weight).
+	LoRARank int
+	// LoRATargets are the adapter's target modules (nil: q_proj and
+	// v_proj, lora.Config's default).
+	LoRATargets []string
+	// Storage is how a LoRA run holds the frozen base (model.Storage:
+	// as stored, bf16, nf4, int8, or float32); full fine-tuning is float32.
+	Storage model.Storage
+	// DoubleQuant is bnb_4bit_use_double_quant (NF4 only).
+	DoubleQuant bool
+	// FileDType is the checkpoint's matrix dtype as safetensors names it
+	// ("BF16", "F16", "F32"); "" reads Model.TorchDType (bfloat16 when
+	// that is empty too).
+	FileDType string
+	// PromptTokens is the longest prompt in tokens; 0 means
+	// Train.MaxPromptLength, or 512 when that is 0 too.
+	PromptTokens int
+	// GradientCheckpointing plans per-layer recomputation: only each
+	// layer's input is kept for the backward pass.
+	GradientCheckpointing bool
+	// LossChunkRows is how many completion positions the LM head and
+	// log-softmax handle at once (chunked loss); 0 means all of them.
+	LossChunkRows int
+}
+
+// MemoryItem is one line of a MemoryPlan.
+type MemoryItem struct {
+	Name  string // what it is, e.g. "weights (nf4)"
+	Bytes int64
+	Note  string // how it was counted
+}
+
+// MemoryPlan is PlanMemory's estimate of a run's resident memory.
+type MemoryPlan struct {
+	// Items are the parts, in the order they are printed; Peak is their
+	// sum.
+	Items []MemoryItem
+	Peak  int64
+	// Summary describes the run in one line (model, training, tokens).
+	Summary string
+	// Setting values the advice of an OutOfMemoryError quotes.
+	req MemoryRequest
+}
+
+// Calibration of the estimate, measured with bench/memory on the
+// workloads of its README (see there): floats kept per token and layer for
+// the backward pass, per hidden unit (residual stream, norms, projections'
+// outputs), per MLP unit (gate, up, their activation and product), per
+// query/key/value unit and per attention score (scores and probabilities).
+const (
+	actPerHidden = 8
+	actPerMLP    = 4
+	actPerQKV    = 2
+	actPerScore  = 2
+	// logitCopies: logits, log-softmax (kept for the backward pass) and
+	// the gradient of the logits.
+	logitCopies = 3
+	// gcFraction is the Go heap's slack over the memory freed and
+	// allocated again within a step (GOGC=100 lets the heap grow past the
+	// live set before a collection).
+	gcFraction = 0.25
+	// runtimeBase is the Go runtime, the program and its compiled graphs.
+	runtimeBase = 200 << 20
+)
+
+// PlanMemory estimates the peak resident memory of a GRPO run on r.Model
+// with r.Train: the weights as held (stored, bf16, or quantized), the
+// trainable float32 masters, their gradients and AdamW's two moments, the
+// frozen reference copy of full fine-tuning when Beta ≠ 0, the KV cache
+// of generation, the activations the backward pass keeps (without or with
+// gradient checkpointing), the LM head's logits (whole or chunked), the
+// transient workspace and the Go runtime's and garbage collector's
+// overhead. The figures are estimates, calibrated against measured peak
+// RSS (bench/memory); print them with MemoryPlan.Format and compare them
+// with AvailableMemory through MemoryPlan.Check.
+func PlanMemory(r MemoryRequest) (MemoryPlan, error) {
+	c := r.Model
+	if err := c.Validate(); err != nil {
+		return MemoryPlan{}, fmt.Errorf("grpo: PlanMemory: %w", err)
+	}
+	tc := r.Train
+	if tc.BatchSize < 1 || tc.MaxCompletionLength < 1 {
+		return MemoryPlan{}, fmt.Errorf("grpo: PlanMemory: per_device_train_batch_size %d and max_completion_length %d must be ≥ 1", tc.BatchSize, tc.MaxCompletionLength)
+	}
+	if r.LoRARank < 0 || r.LossChunkRows < 0 || r.PromptTokens < 0 {
+		return MemoryPlan{}, fmt.Errorf("grpo: PlanMemory: negative LoRARank, LossChunkRows or PromptTokens")
+	}
+	if r.LoRARank == 0 && r.Storage != model.StorageF32 && r.Storage != model.StorageAsStored {
+		return MemoryPlan{}, fmt.Errorf("grpo: PlanMemory: full fine-tuning keeps float32 weights; storage %q needs LoRA", r.Storage)
+	}
+	file := r.FileDType
+	if file == "" {
+		file = "BF16"
+		switch strings.ToLower(c.TorchDType) {
+		case "float32":
+			file = "F32"
+		case "float16":
+			file = "F16"
+		}
+	}
+	tp := r.PromptTokens
+	if tp == 0 {
+		tp = tc.MaxPromptLength
+	}
+	if tp == 0 {
+		tp = 512
+	}
+	accum := max(tc.GradientAccumulationSteps, 1)
+	rows, tcomp := int64(tc.BatchSize), int64(tc.MaxCompletionLength)
+	seq := int64(tp) + tcomp
+	genRows := rows * int64(accum)
+	params := c.NumParams()
+	L, H, I := int64(c.NumHiddenLayers), int64(c.HiddenSize), int64(c.IntermediateSize)
+	nh, nkv, hd, V := int64(c.NumAttentionHeads), int64(c.NumKeyValueHeads), int64(c.HeadDim), int64(c.VocabSize)
+
+	p := MemoryPlan{req: r}
+	add := func(name string, b int64, note string, args ...any) {
+		p.Items = append(p.Items, MemoryItem{Name: name, Bytes: b, Note: fmt.Sprintf(note, args...)})
+	}
+
+	// Weights and what trains.
+	var trainable int64
+	lowPrecision := false
+	if r.LoRARank == 0 {
+		trainable = params
+		add("weights (f32 master)", 4*params, "%s params × 4 B", count(params))
+	} else {
+		held := c.HeldBytes(r.Storage, file, r.DoubleQuant)
+		lowPrecision = held < 4*params
+		add(fmt.Sprintf("weights (%s)", storageName(r.Storage, file)), held, "%s params as held", count(params))
+		trainable = loraParams(c, r.LoRARank, r.LoRATargets)
+		add("LoRA master weights", 4*trainable, "%s params × 4 B (r=%d)", count(trainable), r.LoRARank)
+	}
+	add("gradients", 4*trainable, "%s × 4 B", count(trainable))
+	add("optimizer (AdamW)", 8*trainable, "two f32 moments")
+	if tc.Beta != 0 && r.LoRARank == 0 {
+		add("reference model", 4*params, "frozen f32 copy (beta %g)", tc.Beta)
+	} else {
+		why := "beta 0"
+		if r.LoRARank > 0 {
+			why = "the base without the adapter"
+		}
+		add("reference model", 0, "none: %s", why)
+	}
+
+	// Generation's KV cache, float32.
+	kv := genRows * L * 2 * nkv * hd * seq * 4
+	add("KV cache", kv, "%d rows × %d tokens × %d layers", genRows, seq, L)
+
+	// Activations kept for the backward pass, per micro-batch.
+	tokens := rows * seq
+	perTokenLayer := 4 * (actPerHidden*H + actPerMLP*I + actPerQKV*(nh+2*nkv)*hd + actPerScore*nh*seq)
+	var act int64
+	if r.GradientCheckpointing {
+		act = L*tokens*H*4 + tokens*perTokenLayer
+		add("activations", act, "%d×%d tokens; checkpointed: layer inputs + one layer", rows, seq)
+	} else {
+		act = L * tokens * perTokenLayer
+		add("activations", act, "%d×%d tokens × %d layers", rows, seq, L)
+	}
+	lrows := rows * tcomp
+	lnote := fmt.Sprintf("%d completion positions × %s vocab", lrows, count(V))
+	if r.LossChunkRows > 0 && int64(r.LossChunkRows) < lrows {
+		lrows = int64(r.LossChunkRows)
+		lnote = fmt.Sprintf("chunks of %d positions × %s vocab", lrows, count(V))
+	}
+	logits := logitCopies * lrows * V * 4
+	add("logits and log-softmax", logits, "%s", lnote)
+
+	// Transient workspace: a low-precision weight widened to float32 for
+	// its product, and the backward pass's gradient of one layer.
+	work := tokens * perTokenLayer
+	wnote := "one layer's gradients"
+	if lowPrecision {
+		work += 4 * c.LargestMatrix()
+		wnote += " + the largest weight widened to f32"
+	}
+	add("workspace", work, "%s", wnote)
+
+	transient := act + logits + work + 4*trainable
+	gc := int64(gcFraction * float64(transient))
+	add("Go runtime and GC", runtimeBase+gc, "runtime + %.0f%% of what a step allocates", 100*gcFraction)
+
+	for _, it := range p.Items {
+		p.Peak += it.Bytes
+	}
+	mode := "full fine-tuning"
+	if r.LoRARank > 0 {
+		mode = fmt.Sprintf("LoRA r=%d", r.LoRARank)
+	}
+	ckpt := ""
+	if r.GradientCheckpointing {
+		ckpt = ", gradient checkpointing"
+	}
+	p.Summary = fmt.Sprintf("%s, %s params, %s; %d rows × (%d prompt + %d completion) tokens%s",
+		c.ModelType, count(params), mode, rows, tp, tcomp, ckpt)
+	return p, nil
+}
+
+// loraParams counts an adapter's weights: r·(in+out) per target module and
+// layer.
+func loraParams(c model.Config, r int, targets []string) int64 {
+	if targets == nil {
+		targets = []string{"q_proj", "v_proj"}
+	}
+	h, q, kv, in := int64(c.HiddenSize), int64(c.NumAttentionHeads*c.HeadDim), int64(c.NumKeyValueHeads*c.HeadDim), int64(c.IntermediateSize)
+	dims := map[string]int64{
+		"q_proj": h + q, "k_proj": h + kv, "v_proj": h + kv, "o_proj": q + h,
+		"gate_proj": h + in, "up_proj": h + in, "down_proj": in + h,
+	}
+	var n int64
+	for _, t := range targets {
+		n += dims[t]
+	}
+	return n * int64(r) * int64(c.NumHiddenLayers)
+}
+
+func storageName(s model.Storage, file string) string {
+	switch s {
+	case model.StorageF32:
+		return "f32"
+	case model.StorageAsStored:
+		if file == "BF16" {
+			return "bf16 as stored"
+		}
+		return "f32"
+	}
+	return string(s)
+}
+
+// count writes n with a metric suffix: 494.0M, 8.03B.
+func count(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2fB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+// FormatBytes writes b in GB (10⁹ bytes) with two decimals, or MB below
+// 0.1 GB.
+func FormatBytes(b int64) string {
+	if b < 100e6 {
+		return fmt.Sprintf("%.0f MB", float64(b)/1e6)
+	}
+	return fmt.Sprintf("%.2f GB", float64(b)/1e9)
+}
+
+// Format writes the plan as a short table, ending with the peak and, when
+// avail > 0, the memory available (from source).
+func (p MemoryPlan) Format(w io.Writer, avail int64, source string) {
+	fmt.Fprintf(w, "memory plan: %s\n", p.Summary)
+	for _, it := range p.Items {
+		fmt.Fprintf(w, "  %-26s %10s  %s\n", it.Name, FormatBytes(it.Bytes), it.Note)
+	}
+	if avail > 0 {
+		fmt.Fprintf(w, "  %-26s %10s  of %s available (%s)\n", "peak (estimate)", FormatBytes(p.Peak), FormatBytes(avail), source)
+	} else {
+		fmt.Fprintf(w, "  %-26s %10s\n", "peak (estimate)", FormatBytes(p.Peak))
+	}
+}
+
+// String returns Format's table without the available memory.
+func (p MemoryPlan) String() string {
+	var b strings.Builder
+	p.Format(&b, 0, "")
+	return b.String()
+}
+
+// OutOfMemoryError is MemoryPlan.Check's error: the plan's peak exceeds
+// the memory available.
+type OutOfMemoryError struct {
+	Plan      MemoryPlan
+	Available int64
+	Source    string // where Available came from: MemAvailable, the cgroup limit, GRPOKIT_MEMORY_LIMIT
+}
+
+// Error names the settings that lower the peak, with their values.
+func (e *OutOfMemoryError) Error() string {
+	r := e.Plan.req
+	var lower []string
+	lower = append(lower, fmt.Sprintf("per_device_train_batch_size (%d)", r.Train.BatchSize))
+	lower = append(lower, fmt.Sprintf("num_generations (%d)", r.Train.NumGenerations))
+	lower = append(lower, fmt.Sprintf("max_completion_length (%d)", r.Train.MaxCompletionLength))
+	if !r.GradientCheckpointing {
+		lower = append(lower, "turn on gradient_checkpointing")
+	}
+	switch {
+	case r.LoRARank == 0:
+		lower = append(lower, "train a LoRA adapter with a quantized base (quantization nf4: load_in_4bit)")
+	case r.Storage != model.StorageNF4:
+		lower = append(lower, "quantize the frozen base (quantization nf4: load_in_4bit, or int8: load_in_8bit)")
+	}
+	big := e.Plan.Items[0]
+	for _, it := range e.Plan.Items {
+		if it.Bytes > big.Bytes {
+			big = it
+		}
+	}
+	return fmt.Sprintf("grpo: memory plan: the run needs about %s at peak (largest part: %s, %s) but %s is available (%s); lower %s; or set %s=off to run anyway (or to a size such as 16GB)",
+		FormatBytes(e.Plan.Peak), big.Name, FormatBytes(big.Bytes), FormatBytes(e.Available), e.Source,
+		strings.Join(lower, ", "), MemoryLimitEnv)
+}
+
+// Check returns an *OutOfMemoryError when the plan's peak exceeds avail
+// bytes (source says where avail came from); avail ≤ 0 means unknown and
+// passes.
+func (p MemoryPlan) Check(avail int64, source string) error {
+	if avail > 0 && p.Peak > avail {
+		return &OutOfMemoryError{Plan: p, Available: avail, Source: source}
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package grpo
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/grpokit/grpokit/model"
+)
+
+// MemoryPlanner is an optional interface of a Policy that can describe a
+// run's memory needs (LMPolicy does). Before step 0 the Trainer prints
+// the plan (PlanMemory) to Progress and stops with an *OutOfMemoryError
+// when its peak exceeds AvailableMemory (GRPOKIT_MEMORY_LIMIT=off prints
+// it without stopping).
+type MemoryPlanner interface {
+	// MemoryRequest describes training with cfg; promptTokens is the
+	// longest prompt seen (0: unknown).
+	MemoryRequest(cfg Config, promptTokens int) MemoryRequest
+}
+
+var _ MemoryPlanner = (*LMPolicy)(nil)
+
+// MemoryRequest describes training this policy with cfg to PlanMemory:
+// its model's config and storage, its adapter's rank and target modules
+// (none for full fine-tuning).
+func (p *LMPolicy) MemoryRequest(cfg Config, promptTokens int) MemoryRequest {
+	c := p.model.Config()
+	r := MemoryRequest{Model: c, Train: cfg, Storage: p.model.Storage(), PromptTokens: promptTokens}
+	if p.adapter != nil {
+		ac := p.adapter.Config()
+		r.LoRARank, r.DoubleQuant = ac.R, ac.DoubleQuant
+		r.LoRATargets = moduleKinds(p.adapter.Modules())
+	} else {
+		r.Storage = model.StorageF32
+	}
+	return r
+}
+
+// moduleKinds returns the distinct short names (q_proj, …) of adapter
+// modules such as "model.layers.0.self_attn.q_proj".
+func moduleKinds(modules []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range modules {
+		k := m[strings.LastIndex(m, ".")+1:]
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// planMemory prints the memory plan before step 0 and checks it against
+// the memory available; src gives the longest of the first prompts.
+func (t *Trainer) planMemory(src source) error {
+	mp, ok := t.policy.(MemoryPlanner)
+	if !ok {
+		return nil
+	}
+	req := mp.MemoryRequest(t.cfg, t.longestPrompt(src))
+	plan, err := PlanMemory(req)
+	if err != nil {
+		// A model the planner cannot describe trains anyway.
+		fmt.Fprintf(t.progress(), "grpo: memory plan: %v\n", err)
+		return nil
+	}
+	avail, source, off, err := AvailableMemory()
+	if err != nil {
+		return err
+	}
+	plan.Format(t.progress(), avail, source)
+	if off {
+		return nil
+	}
+	return plan.Check(avail, source)
+}
+
+// longestPrompt returns the token count of the longest of the dataset's
+// first prompts (capped at MaxPromptLength), or 0 when unknown.
+func (t *Trainer) longestPrompt(src source) int {
+	ds, ok := src.(*datasetSource)
+	enc, ok2 := t.policy.(interface {
+		PromptIDs(ex Example, maxLen int) ([]int, error)
+	})
+	if !ok || !ok2 {
+		return 0
+	}
+	n := 0
+	for i := range min(ds.data.Len(), 64) {
+		ex, err := ds.data.Example(i)
+		if err != nil {
+			return 0
+		}
+		ids, err := enc.PromptIDs(ex, t.cfg.MaxPromptLength)
+		if err != nil {
+			return 0
+		}
+		n = max(n, len(ids))
+	}
+	return n
+}

@@ -1,0 +1,67 @@
+package grpo_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/model"
+	"github.com/grpokit/grpokit/reward"
+)
+
+// TestTrainerPrintsMemoryPlan: an LMPolicy's run prints the memory plan
+// before step 0, stops with an *OutOfMemoryError naming the settings to
+// lower when the plan exceeds GRPOKIT_MEMORY_LIMIT, and trains anyway with
+// GRPOKIT_MEMORY_LIMIT=off.
+func TestTrainerPrintsMemoryPlan(t *testing.T) {
+	shape := model.Config{
+		ModelType: "llama", VocabSize: 64, HiddenSize: 16, IntermediateSize: 32,
+		NumHiddenLayers: 1, NumAttentionHeads: 2, NumKeyValueHeads: 1, HeadDim: 8, MaxPositionEmbeddings: 64,
+		RMSNormEps: 1e-5, RopeTheta: 10000, TieWordEmbeddings: true, HiddenAct: "silu", BOSTokenID: 1, EOSTokenIDs: []int{2},
+	}
+	data := grpo.SliceDataset{{PromptIDs: []int{5, 6, 7}}, {PromptIDs: []int{8, 9, 10, 11, 12}}}
+	run := func(limit string) (string, error) {
+		t.Setenv(grpo.MemoryLimitEnv, limit)
+		m, err := model.New(shape, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := grpo.NewLMPolicy(m, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := grpo.DefaultConfig()
+		cfg.NumGenerations, cfg.BatchSize, cfg.MaxSteps = 2, 4, 1
+		cfg.MaxPromptLength, cfg.MaxCompletionLength = 8, 3
+		cfg.LoggingSteps = 0
+		cfg.OutputDir = filepath.Join(t.TempDir(), "out")
+		tr, err := grpo.NewTrainer(p, cfg, reward.Named{Name: "one", Weight: 1, Scorer: reward.Func(func(_, _, _ string) float64 { return 1 })})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		tr.Progress = &out
+		err = tr.Train(context.Background(), data)
+		return out.String(), err
+	}
+
+	out, err := run("1MB")
+	var oom *grpo.OutOfMemoryError
+	if !errors.As(err, &oom) {
+		t.Fatalf("1MB limit: error %v, want *OutOfMemoryError", err)
+	}
+	if oom.Available != 1e6 || !strings.Contains(err.Error(), "per_device_train_batch_size (4)") {
+		t.Errorf("error: %v", err)
+	}
+	// The longest prompt of the data (5 tokens) sizes the plan.
+	if !strings.Contains(out, "memory plan: llama") || !strings.Contains(out, "4 rows × (5 prompt + 3 completion) tokens") ||
+		!strings.Contains(out, "peak (estimate)") {
+		t.Errorf("plan not printed:\n%s", out)
+	}
+	if out, err := run("off"); err != nil || !strings.Contains(out, "memory plan:") {
+		t.Errorf("off: %v\n%s", err, out)
+	}
+}
