@@ -129,6 +129,9 @@ func PlanMemory(r MemoryRequest) (MemoryPlan, error) {
 	rows, tcomp := int64(tc.BatchSize), int64(tc.MaxCompletionLength)
 	seq := int64(tp) + tcomp
 	genRows := rows * int64(accum)
+	if g := tc.EffectiveGenerationBatchSize(); g > 0 {
+		genRows = int64(g) // generated at once (generation_batch_size)
+	}
 	params := c.NumParams()
 	L, H, I := int64(c.NumHiddenLayers), int64(c.HiddenSize), int64(c.IntermediateSize)
 	nh, nkv, hd, V := int64(c.NumAttentionHeads), int64(c.NumKeyValueHeads), int64(c.HeadDim), int64(c.VocabSize)
