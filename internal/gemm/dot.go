@@ -51,6 +51,10 @@ func dotOne(kern *kernel, nt, m, n, k int, a, b Mat, bi int, c []float32) {
 	}
 	tiles := (n + dotNR - 1) / dotNR
 	runSplit(nt, tiles, func(t0, t1 int) {
+		if b.Q != nil {
+			dotLowp(kern, m, n, k, ad, aOff, lda, b.Q, bOff, b.CS, c, t0*dotNR, min(t1*dotNR, n))
+			return
+		}
 		dotCols(kern, m, n, k, ad, aOff, lda, b.Data, bOff, b.CS, c, t0*dotNR, min(t1*dotNR, n))
 	})
 }

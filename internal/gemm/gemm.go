@@ -13,10 +13,50 @@ import (
 // i*RS + j*CS] when Batch is not nil (several batch axes that no single
 // stride walks). Any layout a DotGeneral operand reduces to (row-major,
 // transposed, batch axes anywhere) is one Mat.
+// When Q is set the values are Q's (Data is not used): a low-precision
+// weight decoded while its panels are packed (see Lowp).
 type Mat struct {
 	Data            []float32
 	Off, BS, RS, CS int
 	Batch           []int // optional offset of each matrix; overrides BS
+	Q               *Lowp // optional low-precision values instead of Data
+}
+
+// size returns how many values the view's storage holds.
+func (v Mat) size() int {
+	if v.Q != nil {
+		return v.Q.Len
+	}
+	return len(v.Data)
+}
+
+// packBMat packs column panels [t0, t1) of B (see packB), decoding a
+// low-precision B; tmp is scratch for the decoding.
+func packBMat(kern *kernel, dst []float32, b Mat, src, kc, n, t0, t1 int, tmp *[]float32) {
+	if b.Q != nil {
+		packBLowp(kern.packT, dst, b.Q, src, b.RS, b.CS, kc, n, kern.nr, t0, t1, tmp)
+		return
+	}
+	packB(kern.packT, dst, b.Data, src, b.RS, b.CS, kc, n, kern.nr, t0, t1)
+}
+
+// decodeA returns a dense float32 copy of a low-precision A (rare: weights
+// are the right operand of the model's products).
+func decodeA(a Mat, batch, m, k int) Mat {
+	out := make([]float32, batch*m*k)
+	for b := range batch {
+		for i := range m {
+			row := out[(b*m+i)*k : (b*m+i+1)*k]
+			if a.CS == 1 {
+				a.Q.Decode(row, a.start(b)+i*a.RS)
+				continue
+			}
+			for p := range row {
+				a.Q.Decode(row[p:p+1], a.start(b)+i*a.RS+p*a.CS)
+			}
+		}
+	}
+	return Mat{Data: out, BS: m * k, RS: k, CS: 1}
 }
 
 // start returns the offset of matrix b.
@@ -71,6 +111,16 @@ func Gemm(batch, m, n, k int, a, b Mat, c []float32) {
 	}
 	checkView("A", a, batch, m, k)
 	checkView("B", b, batch, k, n)
+	for _, v := range []Mat{a, b} {
+		if v.Q != nil {
+			if err := v.Q.Validate(); err != nil {
+				panic(err.Error())
+			}
+		}
+	}
+	if a.Q != nil {
+		a = decodeA(a, batch, m, k)
+	}
 	kern := kernels.Load()
 	nt := numThreads()
 	if useDot(kern, m, b) {
@@ -123,7 +173,7 @@ func checkView(name string, v Mat, batch, rows, cols int) {
 	if v.Batch != nil && len(v.Batch) < batch {
 		panic(fmt.Sprintf("gemm: %s has %d batch offsets, want %d", name, len(v.Batch), batch))
 	}
-	lo, hi := len(v.Data), -1
+	lo, hi := v.size(), -1
 	for b := range batch {
 		l, h := v.start(b), v.start(b)
 		for _, d := range [][2]int{{v.RS, rows}, {v.CS, cols}} {
@@ -135,9 +185,9 @@ func checkView(name string, v Mat, batch, rows, cols int) {
 		}
 		lo, hi = min(lo, l), max(hi, h)
 	}
-	if lo < 0 || hi >= len(v.Data) {
+	if lo < 0 || hi >= v.size() {
 		panic(fmt.Sprintf("gemm: %s view %+v of %d×%d×%d reaches [%d, %d], outside its %d elements",
-			name, [4]int{v.Off, v.BS, v.RS, v.CS}, batch, rows, cols, lo, hi, len(v.Data)))
+			name, [4]int{v.Off, v.BS, v.RS, v.CS}, batch, rows, cols, lo, hi, v.size()))
 	}
 }
 
@@ -189,7 +239,12 @@ func one(kern *kernel, ws *work, nt, m, n, k int, a, b Mat, bi int, c []float32)
 		})
 		if !splitN && !inPlaceB {
 			runSplit(nt, tilesN, func(p0, p1 int) {
-				packB(kern.packT, bp, b.Data, bSrc, b.RS, b.CS, kcur, n, nr, p0, p1)
+				w := ws
+				if p0 > 0 {
+					w = getWork()
+					defer putWork(w)
+				}
+				packBMat(kern, bp, b, bSrc, kcur, n, p0, p1, &w.q)
 			})
 		}
 		if splitN {
@@ -236,7 +291,7 @@ var (
 
 // readInPlace reports whether the kernels read B directly.
 func readInPlace(b Mat, m int) bool {
-	return b.CS == 1 && (m <= inPlaceMaxRows || b.RS <= inPlaceMaxStride)
+	return b.Q == nil && b.CS == 1 && (m <= inPlaceMaxRows || b.RS <= inPlaceMaxStride)
 }
 
 // cols computes C[:, j0:j1] from the packed A (all rows) and B. B is read in
@@ -250,7 +305,7 @@ func cols(kern *kernel, ws *work, ap []float32, b Mat, bSrc int, inPlace bool, k
 			tiles := (ncur + nr - 1) / nr
 			ws.b = grow(ws.b, tiles*nr*kc)
 			bp = ws.b
-			packB(kern.packT, bp, b.Data, bSrc+jc*b.CS, b.RS, b.CS, kc, ncur, nr, 0, tiles)
+			packBMat(kern, bp, b, bSrc+jc*b.CS, kc, ncur, 0, tiles, &ws.q)
 		}
 		for ic := 0; ic < m; ic += mcMax {
 			mcur := min(mcMax, m-ic)
@@ -329,7 +384,7 @@ func tile(kern *kernel, ws *work, rows, ncols, kc int, aPanel, bPanel *float32, 
 }
 
 // work is one goroutine's scratch space, recycled through a pool.
-type work struct{ a, b, edge, ct []float32 }
+type work struct{ a, b, edge, ct, q []float32 }
 
 var workPool = sync.Pool{New: func() any { return new(work) }}
 
