@@ -147,3 +147,34 @@ func BenchmarkSmolLM2ShapedForwardBackward(b *testing.B) {
 	// Backward ≈ 2× forward (input gradients; LoRA weight gradients are tiny).
 	b.ReportMetric(3*B*T*flopsPerToken(m.Config(), T/2)/sec/1e9, "GFLOP/s")
 }
+
+// BenchmarkSmolLM2ShapedDecodeBatch32 times the decode step of bench/grpostep's
+// generation-heavy variant: 4 prompts of 80 tokens × G=8 (batch 32, KV caches
+// of 256 slots), sampling. One iteration is a 17-token generation minus a
+// 1-token one (the same prefill): 16 decode steps. It reports wall and
+// process-CPU milliseconds per step.
+func BenchmarkSmolLM2ShapedDecodeBatch32(b *testing.B) {
+	m := smolLM2(b)
+	const steps = 16
+	ps := prompts(4, 80)
+	gen := func(n int) (wall, cpu float64) {
+		t0, c0 := time.Now(), cpuSeconds()
+		cfg := model.GenerateConfig{MaxNewTokens: n, IgnoreEOS: true, NumGenerations: 8, Temperature: 1, Seed: 1}
+		if _, err := m.Generate(context.Background(), ps, cfg); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0).Seconds(), cpuSeconds() - c0
+	}
+	gen(2) // compile
+	var wall, cpu float64
+	b.ResetTimer()
+	for range b.N {
+		w0, c0 := gen(1)
+		w1, c1 := gen(1 + steps)
+		wall, cpu = wall+w1-w0, cpu+c1-c0
+	}
+	n := float64(steps * b.N)
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(wall/n*1e3, "ms/step")
+	b.ReportMetric(cpu/n*1e3, "cpu-ms/step")
+}

@@ -161,8 +161,8 @@ func (f *fwd) attention(i int, h *Node, r rope, mask *Node, cache *kvState, w ca
 	q, k = r.apply(q), r.apply(k)
 	kv := kvState{k, v}
 	if cache != nil {
-		kv.k = writeCache(f.forms.dynamicUpdate, cache.k, k, w.at, w.mask)
-		kv.v = writeCache(f.forms.dynamicUpdate, cache.v, v, w.at, w.mask)
+		kv.k = writeCache(f.forms, cache.k, k, w)
+		kv.v = writeCache(f.forms, cache.v, v, w)
 	}
 	rep := nh / nkv
 	// Query head n uses kv head n/rep: split heads as [kv group, rep].
@@ -273,7 +273,10 @@ func (f *fwd) decoder(ids, positions *Node, allowed masks, caches []kvState, at 
 					w = at.local
 				}
 				cw := cacheWrite{at: w}
-				if !f.forms.dynamicUpdate {
+				// A ring buffer shorter than the full caches reuses its
+				// slots: the scatter form needs a never-written one.
+				fresh := !local || c.k.Shape().Dim(1) == allowed.full.Shape().Dim(2)
+				if !f.forms.dynamicUpdate && !(f.forms.scatterWrite && fresh) {
 					dims := c.k.Shape().Dimensions
 					cw.mask = Equal(Iota(g, shapes.Make(dtypes.Int32, dims...), 1), w)
 				}

@@ -2,7 +2,9 @@ package model
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,8 +27,9 @@ func TestChooseForms(t *testing.T) {
 		caps backends.Capabilities
 		want graphForms
 	}{
-		// SimpleGo (gomlx v0.26.0): no Pad, no DynamicUpdateSlice.
-		{"simplego", simplego.Capabilities, graphForms{}},
+		// SimpleGo (gomlx v0.26.0): no Pad, no DynamicUpdateSlice; ScatterSum.
+		{"simplego", simplego.Capabilities, graphForms{scatterWrite: true}},
+		{"no scatter", caps(backends.OpTypeSlice), graphForms{}},
 		{"xla-like", caps(append(rotOps, backends.OpTypeDynamicUpdateSlice)...), graphForms{dynamicUpdate: true, sliceRotate: true}},
 		{"no Pad", caps(backends.OpTypeSlice, backends.OpTypeConcatenate, backends.OpTypeNeg, backends.OpTypeDynamicUpdateSlice), graphForms{dynamicUpdate: true}},
 		{"no DynamicUpdateSlice", caps(rotOps...), graphForms{sliceRotate: true}},
@@ -36,7 +39,7 @@ func TestChooseForms(t *testing.T) {
 		}
 	}
 	m := tinyModel(t)
-	if got := m.forms(); got != (graphForms{}) {
+	if got := m.forms(); got != (graphForms{scatterWrite: true}) {
 		t.Errorf("the go backend gets %+v, want the workaround forms", got)
 	}
 }
@@ -98,5 +101,62 @@ func TestDynamicUpdateFormReachesBackend(t *testing.T) {
 	_, err := m.Generate(context.Background(), [][]int{{1, 5, 9}}, GenerateConfig{MaxNewTokens: 2, IgnoreEOS: true})
 	if err == nil || !strings.Contains(err.Error(), "DynamicUpdateSlice") {
 		t.Fatalf("err = %v, want SimpleGo's DynamicUpdateSlice error", err)
+	}
+}
+
+// TestScatterWriteMatchesWhere runs greedy and sampled generation with the
+// in-place ScatterSum KV write (SimpleGo's default) and with the Where
+// form over the whole cache: every step's logits and every cache after
+// every step must be bit-identical (the scatter adds into zeros). gemma3
+// also covers ring-buffer layers (sliding windows of 3 and 5, which reuse
+// slots and keep the Where form, and 20, which does not).
+func TestScatterWriteMatchesWhere(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		window int
+	}{{"llama-tiny", 0}, {"qwen3-tiny", 0}, {"gemma3-tiny", 3}, {"gemma3-tiny", 5}, {"gemma3-tiny", 20}} {
+		t.Run(fmt.Sprintf("%s/window=%d", tc.name, tc.window), func(t *testing.T) {
+			g := loadGolden(t, tc.name)
+			prompts := goldenPrompts(g)
+			run := func(f *graphForms) (logits [][]float32, caches [][][]float32) {
+				formsOverride = f
+				defer func() { formsOverride = nil }()
+				m, err := Load(g.dir, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.window > 0 {
+					m.cfg.SlidingWindow = tc.window
+				}
+				cfg := GenerateConfig{MaxNewTokens: 9, IgnoreEOS: true, NumGenerations: 3, Temperature: 1, Seed: 7}
+				cfg.onStep = func(_ int, l []float32) { logits = append(logits, slices.Clone(l)) }
+				cfg.onCaches = func(_ int, cs []*tensors.Tensor) {
+					var step [][]float32
+					for _, c := range cs {
+						step = append(step, tensors.MustCopyFlatData[float32](c))
+					}
+					caches = append(caches, step)
+				}
+				if _, err := m.Generate(context.Background(), prompts, cfg); err != nil {
+					t.Fatal(err)
+				}
+				return logits, caches
+			}
+			scatterL, scatterC := run(nil)
+			whereL, whereC := run(&graphForms{})
+			if len(scatterL) != 9 || len(scatterC) != 9 || len(whereL) != 9 || len(whereC) != 9 {
+				t.Fatalf("saw %d/%d steps of logits, %d/%d of caches, want 9", len(scatterL), len(whereL), len(scatterC), len(whereC))
+			}
+			for s := range scatterL {
+				if !slices.Equal(scatterL[s], whereL[s]) {
+					t.Fatalf("step %d: logits differ between the scatter and Where forms", s)
+				}
+				for i := range scatterC[s] {
+					if !slices.Equal(scatterC[s][i], whereC[s][i]) {
+						t.Fatalf("step %d: cache %d differs between the scatter and Where forms", s, i)
+					}
+				}
+			}
+		})
 	}
 }

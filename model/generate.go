@@ -211,7 +211,12 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 				tensors.FromScalar(int32(c%Wc)))
 		}
 		for _, c := range caches {
-			args = append(args, c)
+			// Donated: the step writes its slot in place (forms.go).
+			d, err := DonateTensorBuffer(c, m.backend, 0)
+			if err != nil {
+				return nil, fmt.Errorf("model: generate: decode step %d: %w", step, err)
+			}
+			args = append(args, d)
 		}
 		res, err := decode.Exec(args...)
 		if err != nil {
