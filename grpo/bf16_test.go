@@ -37,8 +37,8 @@ func bf16Step(t *testing.T, dt dtypes.DType, nll bool) (loss float64, logp []flo
 	exec, err := mlctx.NewExecAny(pol.Backend(), pol.Context(), func(ctx *mlctx.Context, in []*Node) []*Node {
 		ctx = ctx.Checked(false)
 		c := in[2].Shape().Dim(1)
-		logp, _ := policyLogProbs(ctx, pol, in[0], in[1], c, g.Temperature, false, nil)
-		ref, _ := policyLogProbs(ctx, pol, in[0], in[1], c, g.Temperature, true, nil)
+		logp, _ := policyLogProbs(ctx, pol, in[0], in[1], c, logProbsOptions{temperature: g.Temperature})
+		ref, _ := policyLogProbs(ctx, pol, in[0], in[1], c, logProbsOptions{temperature: g.Temperature, reference: true})
 		terms := TokenLoss(LossInputs{LogP: logp, Old: in[microInputs], Ref: StopGradient(ref), Adv: in[4]}, spec)
 		loss := WeightedLoss(terms.PerToken, in[3])
 		if nll {

@@ -289,6 +289,19 @@ type Config struct {
 	// MaxGradNorm clips the gradients' global L2 norm; 0 disables clipping.
 	// Default 1.0. TRL: max_grad_norm.
 	MaxGradNorm float64 `json:"max_grad_norm"`
+	// GradientCheckpointing recomputes each decoder layer's activations
+	// in the backward pass instead of keeping them from the forward pass:
+	// only each layer's input is kept, for about one more forward pass of
+	// time. Policies that do not support it ignore it (LMPolicy does; with
+	// LoRA dropout it is an error). Default false. TRL:
+	// gradient_checkpointing.
+	GradientCheckpointing bool `json:"gradient_checkpointing"`
+	// LogitsChunkSize is how many completion positions the loss maps to
+	// logits at a time (a HeadPolicy's, such as LMPolicy's): the
+	// [B, C, vocabulary] logits and their softmax are never held whole, and
+	// each chunk's logits are made again in the backward pass. 0 picks
+	// chunks of about 8 Mi logits (32 MiB). Default 0.
+	LogitsChunkSize int `json:"logits_chunk_size"`
 
 	// Seed seeds shuffling, sampling and episode choices; the same seed
 	// gives the same run. Default 42. TRL: seed.
@@ -462,6 +475,9 @@ func (c Config) Validate() error {
 
 	if c.NumGenerations < 2 {
 		bad("NumGenerations", c.NumGenerations, "must be at least 2 (advantages compare completions of one prompt)")
+	}
+	if c.LogitsChunkSize < 0 {
+		bad("LogitsChunkSize", c.LogitsChunkSize, "must be at least 0 (0 picks)")
 	}
 	if c.BatchSize < 1 {
 		bad("BatchSize", c.BatchSize, "must be at least 1")

@@ -260,168 +260,171 @@ func TestLossGoldenTRL110(t *testing.T) {
 	}
 	sort.Strings(variants)
 	report := map[string]*[4]worst{} // family → loss+metrics, tensors, gradients, counts
-	for _, name := range variants {
-		v := g.Variants[name]
-		t.Run(name, func(t *testing.T) {
-			cfg, p := v.config(t)
-			if p.NumProcesses != 1 || p.GradAccum != 1 || p.UseAdaptiveEntropy {
-				t.Fatalf("unsupported setting: %d processes, %d accumulation steps, adaptive entropy %v", p.NumProcesses, p.GradAccum, p.UseAdaptiveEntropy)
-			}
-			cfg.NumGenerations, cfg.BatchSize, cfg.MaxCompletionLength = in.NumGenerations, b, c
-			cfg.NumIterations = 1
-			if p.Old == "offpolicy" {
-				cfg.NumIterations = 2 // the ratio then uses stored old log-probs
-			}
-			set := g.AdvantageSets[p.Advantages]
-			tr, err := NewTrainer(pol, cfg, reward.Named{Name: "r", Weight: 1, Scorer: reward.Func(func(_, _, _ string) float64 { return 0 })})
-			if err != nil {
-				t.Fatal(err)
-			}
-			adv, err := RewardAdvantages(g.rewardScores(set.Params.RewardColumns), set.Params.RewardWeights, in.NumGenerations, set.Params.ScaleRewards, set.Params.Aggregation)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, r := range rows {
-				r.Advantage = adv.Values[i]
-			}
-			mb := packRowsShape(rows, b, 5, c, false)
-			mb.setWeights(cfg.LossType, StepNormalizers{Rows: b, Tokens: mb.tokens(), MicroBatch: 1, MaxCompletionLength: c, Columns: c})
-			if mb.tokens() != in.NumItemsInBatch {
-				t.Fatalf("%d loss tokens, golden num_items_in_batch %d", mb.tokens(), in.NumItemsInBatch)
-			}
-			if tr.withOld() {
-				mb.Old = ts["offpolicy.old_per_token_logps"].Data
-			}
-			if tr.withRef() {
-				if mb.Ref, err = tr.logProbs(tr.refExec, mb); err != nil {
+	for _, mode := range memoryModes {
+		for _, name := range variants {
+			v := g.Variants[name]
+			t.Run(mode.name+"/"+name, func(t *testing.T) {
+				cfg, p := v.config(t)
+				cfg.LogitsChunkSize, cfg.GradientCheckpointing = mode.chunk, mode.checkpoint
+				if p.NumProcesses != 1 || p.GradAccum != 1 || p.UseAdaptiveEntropy {
+					t.Fatalf("unsupported setting: %d processes, %d accumulation steps, adaptive entropy %v", p.NumProcesses, p.GradAccum, p.UseAdaptiveEntropy)
+				}
+				cfg.NumGenerations, cfg.BatchSize, cfg.MaxCompletionLength = in.NumGenerations, b, c
+				cfg.NumIterations = 1
+				if p.Old == "offpolicy" {
+					cfg.NumIterations = 2 // the ratio then uses stored old log-probs
+				}
+				set := g.AdvantageSets[p.Advantages]
+				tr, err := NewTrainer(pol, cfg, reward.Named{Name: "r", Weight: 1, Scorer: reward.Func(func(_, _, _ string) float64 { return 0 })})
+				if err != nil {
 					t.Fatal(err)
 				}
-			}
-			args := mb.inputs(tr.withOld(), tr.withRef())
-			if strings.Contains(name, "topent0p2") {
-				// The ρ = 0.2 threshold sits on a three-way tie that float32
-				// rounding may split (README, ambiguity 1): inject the stored
-				// mask; TestHighEntropyMaskGoldenTRL110 checks the mask itself.
-				em := ts[name+".entropy_mask"]
-				args = append(args, tensors.FromFlatDataAndDimensions(em.Data, em.Shape...))
-				tr.injectEntropyMask = func(in []*Node) *Node { return in[len(in)-1] }
-			}
-			var kinds []string
-			exec, err := mlctx.NewExecAny(pol.Backend(), pol.Context(), func(ctx *mlctx.Context, in []*Node) []*Node {
-				ctx = ctx.Checked(false)
-				loss, stats, terms := tr.lossGraph(ctx, in)
-				values := make([]*Node, len(vars))
-				for i, v := range vars {
-					values[i] = v.ValueGraph(loss.Graph())
+				adv, err := RewardAdvantages(g.rewardScores(set.Params.RewardColumns), set.Params.RewardWeights, in.NumGenerations, set.Params.ScaleRewards, set.Params.Aggregation)
+				if err != nil {
+					t.Fatal(err)
 				}
-				outs := append([]*Node{loss, stats}, Gradient(loss, values...)...)
-				kinds = nil
-				for _, x := range []struct {
-					kind string
-					n    *Node
-				}{{"per_token_loss", terms.PerToken}, {"coef_1", terms.Ratio}, {"per_token_kl", terms.KL},
-					{"entropy_mask", terms.EntropyMask}, {"off_policy_mask", terms.OffPolicyMask}, {"phi_seq", terms.Phi}} {
-					if x.n != nil {
-						kinds = append(kinds, x.kind)
-						outs = append(outs, x.n)
+				for i, r := range rows {
+					r.Advantage = adv.Values[i]
+				}
+				mb := packRowsShape(rows, b, 5, c, false)
+				mb.setWeights(cfg.LossType, StepNormalizers{Rows: b, Tokens: mb.tokens(), MicroBatch: 1, MaxCompletionLength: c, Columns: c})
+				if mb.tokens() != in.NumItemsInBatch {
+					t.Fatalf("%d loss tokens, golden num_items_in_batch %d", mb.tokens(), in.NumItemsInBatch)
+				}
+				if tr.withOld() {
+					mb.Old = ts["offpolicy.old_per_token_logps"].Data
+				}
+				if tr.withRef() {
+					if mb.Ref, err = tr.logProbs(tr.refExec, mb); err != nil {
+						t.Fatal(err)
 					}
 				}
-				return outs
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			outs, err := exec.Exec(args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fam := variantFamily(name)
-			if report[fam] == nil {
-				report[fam] = &[4]worst{}
-			}
-			w := report[fam]
-
-			if got := float64(tensors.ToScalar[float32](outs[0])); !w[0].check(got, v.Loss, tolScalar) {
-				t.Errorf("loss = %.8g, golden %.8g", got, v.Loss)
-			}
-			stats := newStepStats()
-			stats.add(tensors.MustCopyFlatData[float32](outs[1]))
-			metrics := Metrics{}
-			stats.metrics(metrics, cfg)
-			for key, want := range v.Metrics {
-				got, ok := metrics[key]
-				tol, wi := tolScalar, 0
-				if strings.HasPrefix(key, "clip_ratio/") || key == "cispo_clip_ratio" {
-					tol, wi = tolCount, 3
+				args := mb.inputs(tr.withOld(), tr.withRef())
+				if strings.Contains(name, "topent0p2") {
+					// The ρ = 0.2 threshold sits on a three-way tie that float32
+					// rounding may split (README, ambiguity 1): inject the stored
+					// mask; TestHighEntropyMaskGoldenTRL110 checks the mask itself.
+					em := ts[name+".entropy_mask"]
+					args = append(args, tensors.FromFlatDataAndDimensions(em.Data, em.Shape...))
+					tr.injectEntropyMask = func(in []*Node) *Node { return in[len(in)-1] }
 				}
-				if !ok || !w[wi].check(got, want, tol) {
-					t.Errorf("metric %s = %.8g (logged %v), golden %.8g", key, got, ok, want)
-				}
-			}
-			for key := range metrics {
-				if _, ok := v.Metrics[key]; !ok {
-					t.Errorf("metric %s logged, TRL 1.10 does not log it here", key)
-				}
-			}
-			for i, gname := range names {
-				key := name + ".grad." + gname
-				want, ok := ts[key]
-				if !ok {
-					t.Fatalf("golden has no %s", key)
-				}
-				got := tensors.MustCopyFlatData[float32](outs[2+i])
-				bad := 0
-				for j := range want.Data {
-					if !w[2].check(float64(got[j]), float64(want.Data[j]), tolGrad) {
-						if bad < 3 {
-							t.Errorf("%s[%d] = %.6g, golden %.6g", key, j, got[j], want.Data[j])
+				var kinds []string
+				exec, err := mlctx.NewExecAny(pol.Backend(), pol.Context(), func(ctx *mlctx.Context, in []*Node) []*Node {
+					ctx = ctx.Checked(false)
+					loss, stats, terms := tr.lossGraph(ctx, in)
+					values := make([]*Node, len(vars))
+					for i, v := range vars {
+						values[i] = v.ValueGraph(loss.Graph())
+					}
+					outs := append([]*Node{loss, stats}, Gradient(loss, values...)...)
+					kinds = nil
+					for _, x := range []struct {
+						kind string
+						n    *Node
+					}{{"per_token_loss", terms.PerToken}, {"coef_1", terms.Ratio}, {"per_token_kl", terms.KL},
+						{"entropy_mask", terms.EntropyMask}, {"off_policy_mask", terms.OffPolicyMask}, {"phi_seq", terms.Phi}} {
+						if x.n != nil {
+							kinds = append(kinds, x.kind)
+							outs = append(outs, x.n)
 						}
-						bad++
+					}
+					return outs
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				outs, err := exec.Exec(args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fam := variantFamily(name)
+				if report[fam] == nil {
+					report[fam] = &[4]worst{}
+				}
+				w := report[fam]
+
+				if got := float64(tensors.ToScalar[float32](outs[0])); !w[0].check(got, v.Loss, tolScalar) {
+					t.Errorf("loss = %.8g, golden %.8g", got, v.Loss)
+				}
+				stats := newStepStats()
+				stats.add(tensors.MustCopyFlatData[float32](outs[1]))
+				metrics := Metrics{}
+				stats.metrics(metrics, cfg)
+				for key, want := range v.Metrics {
+					got, ok := metrics[key]
+					tol, wi := tolScalar, 0
+					if strings.HasPrefix(key, "clip_ratio/") || key == "cispo_clip_ratio" {
+						tol, wi = tolCount, 3
+					}
+					if !ok || !w[wi].check(got, want, tol) {
+						t.Errorf("metric %s = %.8g (logged %v), golden %.8g", key, got, ok, want)
 					}
 				}
-				if bad > 0 {
-					t.Errorf("%s: %d of %d values out of tolerance", key, bad, len(want.Data))
-				}
-			}
-			wantTensors := map[string]bool{}
-			for _, k := range v.Tensors {
-				wantTensors[k] = true
-			}
-			for i, kind := range kinds {
-				want, ok := ts[name+"."+kind]
-				if !ok {
-					if kind == "per_token_kl" && !wantTensors[kind] {
-						continue // computed for the kl metric only when β ≠ 0
-					}
-					t.Errorf("%s computed, golden has none", kind)
-					continue
-				}
-				got := tensors.MustCopyFlatData[float32](outs[2+len(vars)+i])
-				tol, wi := tolTensor, 1
-				switch kind {
-				case "entropy_mask", "off_policy_mask":
-					tol, wi = tolCount, 3
-				case "phi_seq":
-					tol = tolScalar
-				}
-				for j := range want.Data {
-					if want.Shape[1] == c && !valid(j) && !(kind == "per_token_loss" && name == "seq-luspo-off-kl") {
-						continue // padding: only luspo's β ≠ 0 loss reads it
-					}
-					if len(got) != len(want.Data) {
-						t.Fatalf("%s has %d values, golden %v", kind, len(got), want.Shape)
-					}
-					if !w[wi].check(float64(got[j]), float64(want.Data[j]), tol) {
-						t.Errorf("%s[%d,%d] = %.7g, golden %.7g", kind, j/want.Shape[1], j%want.Shape[1], got[j], want.Data[j])
+				for key := range metrics {
+					if _, ok := v.Metrics[key]; !ok {
+						t.Errorf("metric %s logged, TRL 1.10 does not log it here", key)
 					}
 				}
-				delete(wantTensors, kind)
-			}
-			delete(wantTensors, "grad.*")
-			for k := range wantTensors {
-				t.Errorf("golden tensor %s not produced", k)
-			}
-		})
+				for i, gname := range names {
+					key := name + ".grad." + gname
+					want, ok := ts[key]
+					if !ok {
+						t.Fatalf("golden has no %s", key)
+					}
+					got := tensors.MustCopyFlatData[float32](outs[2+i])
+					bad := 0
+					for j := range want.Data {
+						if !w[2].check(float64(got[j]), float64(want.Data[j]), tolGrad) {
+							if bad < 3 {
+								t.Errorf("%s[%d] = %.6g, golden %.6g", key, j, got[j], want.Data[j])
+							}
+							bad++
+						}
+					}
+					if bad > 0 {
+						t.Errorf("%s: %d of %d values out of tolerance", key, bad, len(want.Data))
+					}
+				}
+				wantTensors := map[string]bool{}
+				for _, k := range v.Tensors {
+					wantTensors[k] = true
+				}
+				for i, kind := range kinds {
+					want, ok := ts[name+"."+kind]
+					if !ok {
+						if kind == "per_token_kl" && !wantTensors[kind] {
+							continue // computed for the kl metric only when β ≠ 0
+						}
+						t.Errorf("%s computed, golden has none", kind)
+						continue
+					}
+					got := tensors.MustCopyFlatData[float32](outs[2+len(vars)+i])
+					tol, wi := tolTensor, 1
+					switch kind {
+					case "entropy_mask", "off_policy_mask":
+						tol, wi = tolCount, 3
+					case "phi_seq":
+						tol = tolScalar
+					}
+					for j := range want.Data {
+						if want.Shape[1] == c && !valid(j) && !(kind == "per_token_loss" && name == "seq-luspo-off-kl") {
+							continue // padding: only luspo's β ≠ 0 loss reads it
+						}
+						if len(got) != len(want.Data) {
+							t.Fatalf("%s has %d values, golden %v", kind, len(got), want.Shape)
+						}
+						if !w[wi].check(float64(got[j]), float64(want.Data[j]), tol) {
+							t.Errorf("%s[%d,%d] = %.7g, golden %.7g", kind, j/want.Shape[1], j%want.Shape[1], got[j], want.Data[j])
+						}
+					}
+					delete(wantTensors, kind)
+				}
+				delete(wantTensors, "grad.*")
+				for k := range wantTensors {
+					t.Errorf("golden tensor %s not produced", k)
+				}
+			})
+		}
 	}
 	fams := make([]string, 0, len(report))
 	for f := range report {

@@ -36,72 +36,85 @@ func TestLoRAGradientsGolden(t *testing.T) {
 	}
 	spec := LossSpec{Epsilon: g.Epsilon, EpsilonHigh: g.EpsilonHigh, Beta: g.Beta}
 
-	for _, variant := range []string{"onpolicy", "offpolicy"} {
-		for _, lt := range []LossType{LossGRPO, LossBNPO, LossDrGRPO} {
-			t.Run(fmt.Sprintf("%s/%s", variant, lt), func(t *testing.T) {
-				mb.setWeights(lt, StepNormalizers{Rows: len(rows), Tokens: tokens, MicroBatch: 1, MaxCompletionLength: g.MaxCompletionLength})
-				exec, err := mlctx.NewExecAny(pol.Backend(), pol.Context(), func(ctx *mlctx.Context, in []*Node) []*Node {
-					ctx = ctx.Checked(false)
-					c := in[2].Shape().Dim(1)
-					logp, _ := policyLogProbs(ctx, pol, in[0], in[1], c, g.Temperature, false, nil)
-					ref, _ := policyLogProbs(ctx, pol, in[0], in[1], c, g.Temperature, true, nil)
-					old := StopGradient(logp)
-					if variant == "offpolicy" {
-						old = in[microInputs]
-					}
-					terms := TokenLoss(LossInputs{LogP: logp, Old: old, Ref: StopGradient(ref), Adv: in[4]}, spec)
-					loss := WeightedLoss(terms.PerToken, in[3])
-					values := make([]*Node, len(vars))
-					for i, v := range vars {
-						values[i] = v.ValueGraph(logp.Graph())
-					}
-					return append([]*Node{logp, ref, loss}, Gradient(loss, values...)...)
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				in := mb.inputs(false, false)
-				old := ts["grpo."+variant+".old_per_token_logps"]
-				in = append(in, tensors.FromFlatDataAndDimensions(old.Data, old.Shape...))
-				outs, err := exec.Exec(in...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for i, name := range []string{"grpo.per_token_logps", "grpo.ref_per_token_logps"} {
-					got := tensors.MustCopyFlatData[float32](outs[i])
-					for j, want := range ts[name].Data {
-						if mb.LossMask[j] == 1 && !closeTo(float64(got[j]), float64(want), 2e-4, 0) {
-							t.Errorf("%s[%d] = %.6g, golden %.6g", name, j, got[j], want)
+	for _, mode := range memoryModes {
+		for _, variant := range []string{"onpolicy", "offpolicy"} {
+			for _, lt := range []LossType{LossGRPO, LossBNPO, LossDrGRPO} {
+				t.Run(fmt.Sprintf("%s/%s/%s", mode.name, variant, lt), func(t *testing.T) {
+					mb.setWeights(lt, StepNormalizers{Rows: len(rows), Tokens: tokens, MicroBatch: 1, MaxCompletionLength: g.MaxCompletionLength})
+					exec, err := mlctx.NewExecAny(pol.Backend(), pol.Context(), func(ctx *mlctx.Context, in []*Node) []*Node {
+						ctx = ctx.Checked(false)
+						c := in[2].Shape().Dim(1)
+						logp, _ := policyLogProbs(ctx, pol, in[0], in[1], c, logProbsOptions{temperature: g.Temperature, chunk: mode.chunk, checkpoint: mode.checkpoint})
+						ref, _ := policyLogProbs(ctx, pol, in[0], in[1], c, logProbsOptions{temperature: g.Temperature, reference: true, chunk: mode.chunk})
+						old := StopGradient(logp)
+						if variant == "offpolicy" {
+							old = in[microInputs]
 						}
+						terms := TokenLoss(LossInputs{LogP: logp, Old: old, Ref: StopGradient(ref), Adv: in[4]}, spec)
+						loss := WeightedLoss(terms.PerToken, in[3])
+						values := make([]*Node, len(vars))
+						for i, v := range vars {
+							values[i] = v.ValueGraph(logp.Graph())
+						}
+						return append([]*Node{logp, ref, loss}, Gradient(loss, values...)...)
+					})
+					if err != nil {
+						t.Fatal(err)
 					}
-				}
-				if got, want := float64(tensors.ToScalar[float32](outs[2])), g.Loss[variant][string(lt)]; !closeTo(got, want, 1e-5, 1e-4) {
-					t.Errorf("loss = %.8g, golden %.8g", got, want)
-				}
-				for i, name := range names {
-					key := fmt.Sprintf("grpo.%s.%s.grad.%s", variant, lt, name)
-					want, ok := ts[key]
-					if !ok {
-						t.Fatalf("golden has no %s", key)
+					in := mb.inputs(false, false)
+					old := ts["grpo."+variant+".old_per_token_logps"]
+					in = append(in, tensors.FromFlatDataAndDimensions(old.Data, old.Shape...))
+					outs, err := exec.Exec(in...)
+					if err != nil {
+						t.Fatal(err)
 					}
-					got := tensors.MustCopyFlatData[float32](outs[3+i])
-					bad := 0
-					for j := range want.Data {
-						if !closeTo(float64(got[j]), float64(want.Data[j]), 5e-5, 1e-3) {
-							if bad < 3 {
-								t.Errorf("%s[%d] = %.6g, golden %.6g", key, j, got[j], want.Data[j])
+					for i, name := range []string{"grpo.per_token_logps", "grpo.ref_per_token_logps"} {
+						got := tensors.MustCopyFlatData[float32](outs[i])
+						for j, want := range ts[name].Data {
+							if mb.LossMask[j] == 1 && !closeTo(float64(got[j]), float64(want), 2e-4, 0) {
+								t.Errorf("%s[%d] = %.6g, golden %.6g", name, j, got[j], want)
 							}
-							bad++
 						}
 					}
-					if bad > 0 {
-						t.Errorf("%s: %d of %d values out of tolerance", key, bad, len(want.Data))
+					if got, want := float64(tensors.ToScalar[float32](outs[2])), g.Loss[variant][string(lt)]; !closeTo(got, want, 1e-5, 1e-4) {
+						t.Errorf("loss = %.8g, golden %.8g", got, want)
 					}
-				}
-			})
+					for i, name := range names {
+						key := fmt.Sprintf("grpo.%s.%s.grad.%s", variant, lt, name)
+						want, ok := ts[key]
+						if !ok {
+							t.Fatalf("golden has no %s", key)
+						}
+						got := tensors.MustCopyFlatData[float32](outs[3+i])
+						bad := 0
+						for j := range want.Data {
+							if !closeTo(float64(got[j]), float64(want.Data[j]), 5e-5, 1e-3) {
+								if bad < 3 {
+									t.Errorf("%s[%d] = %.6g, golden %.6g", key, j, got[j], want.Data[j])
+								}
+								bad++
+							}
+						}
+						if bad > 0 {
+							t.Errorf("%s: %d of %d values out of tolerance", key, bad, len(want.Data))
+						}
+					}
+				})
+			}
 		}
 	}
 }
+
+// memoryModes are the ways the golden GRPO tests build the log-probs: as
+// the trainer does by default (one chunk at these sizes), in chunks of 3
+// of the 8 completion positions, and in chunks with every decoder layer
+// checkpointed (Config.LogitsChunkSize, Config.GradientCheckpointing). All
+// must match the golden numbers.
+var memoryModes = []struct {
+	name       string
+	chunk      int
+	checkpoint bool
+}{{"default", 0, false}, {"chunk3", 3, false}, {"chunk3+checkpoint", 3, true}}
 
 // goldenLoRAPolicy is llama-tiny with the golden PEFT adapter (opts as
 // model.Load takes them), the policy every GRPO golden test differentiates.

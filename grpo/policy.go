@@ -84,4 +84,8 @@ type LogitsInputs struct {
 	PromptLen int
 	// Reference asks for the reference model's logits.
 	Reference bool
+	// GradientCheckpointing asks that the gradient recompute each layer's
+	// activations in the backward pass instead of keeping them from the
+	// forward pass (Config.GradientCheckpointing). A Policy may ignore it.
+	GradientCheckpointing bool
 }

@@ -45,6 +45,7 @@ var (
 	_ ReferenceContexter = (*LMPolicy)(nil)
 	_ Constrained        = (*LMPolicy)(nil)
 	_ SFTEncoder         = (*LMPolicy)(nil)
+	_ HeadPolicy         = (*LMPolicy)(nil)
 )
 
 // LMPolicyOptions configure an LMPolicy. The zero value means defaults.
@@ -287,20 +288,46 @@ func (p *LMPolicy) Generate(ctx context.Context, prompts []Example, n int, opts 
 // Logits runs the model over in.Tokens with positions 0…L−1 in every row
 // (as TRL, which passes no position ids; RoPE is relative, so left padding
 // does not matter) and returns the logits of positions P−1 … P+C−2, the
-// ones that predict the completion: [B, C, V]. The LM head runs only over
-// those positions (model.LogitsRangeGraph; internal/vjp gives the Slice a
-// gradient that SimpleGo can run). Graph building; panics on error.
+// ones that predict the completion: [B, C, V]. It is Head over Hidden; the
+// trainer uses those two (HeadPolicy) to map the hidden states to logits a
+// chunk at a time. Graph building; panics on error.
 func (p *LMPolicy) Logits(ctx *mlctx.Context, in LogitsInputs) *graph.Node {
+	return p.Head(ctx, p.Hidden(ctx, in), in.Reference)
+}
+
+// Hidden returns the hidden states after the final norm at positions
+// P−1 … P+C−2 (model.HiddenRangeGraph): [B, C, H]; the decoder layers are
+// recomputed in the backward pass with in.GradientCheckpointing (an error
+// with LoRA dropout, whose random mask would differ the second time).
+// Graph building; panics on error.
+func (p *LMPolicy) Hidden(ctx *mlctx.Context, in LogitsInputs) *graph.Node {
 	g := in.Tokens.Graph()
 	b, l := in.Tokens.Shape().Dim(0), in.Tokens.Shape().Dim(1)
 	pos := graph.Iota(g, shapes.Make(dtypes.Int32, b, l), 1)
+	m, withAdapter := p.referenceModel(in.Reference)
+	if in.GradientCheckpointing && withAdapter && p.adapter != nil && p.adapter.Config().Dropout > 0 {
+		panic(errors.New("grpo: gradient checkpointing with LoRA dropout > 0: the recomputed layers would draw another dropout mask; set lora_dropout 0 or turn gradient_checkpointing off"))
+	}
 	// The logits that predict the completion tokens are those at positions
 	// PromptLen-1 .. l-2; the LM head runs only there.
-	m, withAdapter := p.model, !in.Reference
-	if in.Reference && p.ref != nil {
-		m, withAdapter = p.ref, true
+	return m.HiddenRangeGraph(ctx, withAdapter, in.Tokens, in.Mask, pos, in.PromptLen-1, l-1, in.GradientCheckpointing)
+}
+
+// Head maps hidden states [B, n, H] to float32 logits [B, n, V] with the
+// LM head of the policy (or, with reference set, of the reference model).
+// Graph building; panics on error.
+func (p *LMPolicy) Head(ctx *mlctx.Context, hidden *graph.Node, reference bool) *graph.Node {
+	m, _ := p.referenceModel(reference)
+	return m.HeadGraph(ctx, hidden)
+}
+
+// referenceModel returns the model that builds the policy's (reference
+// false) or the reference model's graph, and whether it uses the adapter.
+func (p *LMPolicy) referenceModel(reference bool) (*model.Model, bool) {
+	if reference && p.ref != nil {
+		return p.ref, true
 	}
-	return m.LogitsRangeGraph(ctx, withAdapter, in.Tokens, in.Mask, pos, in.PromptLen-1, l-1)
+	return p.model, !reference
 }
 
 func toInt32(xs []int) []int32 {

@@ -65,7 +65,7 @@ func (s *SFTTrainer) graph(ctx *mlctx.Context, in []*Node) *Node {
 	g := in[0].Graph()
 	ctx.SetTraining(g, true)
 	c := in[2].Shape().Dim(1)
-	logp, _ := policyLogProbs(ctx, s.policy, in[0], in[1], c, 1, false, nil)
+	logp, _ := policyLogProbs(ctx, s.policy, in[0], in[1], c, logProbsOptions{temperature: 1})
 	loss := Div(Neg(ReduceAllSum(Mul(logp, in[2]))), MaxScalar(ReduceAllSum(in[2]), 1))
 	var values []*Node
 	for v := range ctx.IterVariables() {

@@ -65,21 +65,6 @@ func newOptimizer(c Config, scope string) (gradientOptimizer, error) {
 	return g, nil
 }
 
-// policyLogProbs builds the policy's (or reference's) per-token
-// log-probabilities and entropies of the completion tokens of tokens
-// [B, P+C], with C = completionLen. allowed, when not nil, holds the
-// constraint inputs (ids, any) of MaskLogits.
-func policyLogProbs(ctx *mlctx.Context, p Policy, tokens, mask *Node, completionLen int, temperature float64, reference bool, allowed []*Node) (logp, entropy *Node) {
-	l := tokens.Shape().Dim(1)
-	promptLen := l - completionLen
-	logits := p.Logits(ctx, LogitsInputs{Tokens: tokens, Mask: mask, PromptLen: promptLen, Reference: reference})
-	if allowed != nil {
-		logits = MaskLogits(logits, allowed[0], allowed[1])
-	}
-	targets := Slice(tokens, AxisRange(), AxisRange(promptLen, l))
-	return TokenLogProbs(logits, targets, temperature)
-}
-
 // logProbsGraph returns the graph function of the old/reference log-probs:
 // inputs tokens, mask, loss mask → logp [B, C].
 func (t *Trainer) logProbsGraph(reference bool) func(ctx *mlctx.Context, in []*Node) *Node {
@@ -89,7 +74,7 @@ func (t *Trainer) logProbsGraph(reference bool) func(ctx *mlctx.Context, in []*N
 		if t.constraint != nil {
 			allowed = in[3:5]
 		}
-		logp, _ := policyLogProbs(ctx.Checked(false), t.policy, in[0], in[1], c, t.cfg.Temperature, reference, allowed)
+		logp, _ := policyLogProbs(ctx.Checked(false), t.policy, in[0], in[1], c, t.logProbsOptions(reference, false, allowed))
 		return StopGradient(logp)
 	}
 }
@@ -101,7 +86,7 @@ func (t *Trainer) lossGraph(ctx *mlctx.Context, in []*Node) (loss, stats *Node, 
 	tokens, mask, lossMask, weights, adv, entScale := in[0], in[1], in[2], in[3], in[4], in[5]
 	c := lossMask.Shape().Dim(1)
 	old, ref, allowed := t.extraInputs(in[microInputs:])
-	logp, entropy := policyLogProbs(ctx, t.policy, tokens, mask, c, t.cfg.Temperature, false, allowed)
+	logp, entropy := policyLogProbs(ctx, t.policy, tokens, mask, c, t.logProbsOptions(false, true, allowed))
 	spec := t.cfg.lossSpec()
 	if spec.EntropyCoef == 0 {
 		entropy = StopGradient(entropy) // TRL computes entropies with grad only for the bonus

@@ -80,6 +80,9 @@ func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, e
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if lp, ok := policy.(*LMPolicy); ok && cfg.GradientCheckpointing && lp.adapter != nil && lp.adapter.Config().Dropout > 0 {
+		return nil, errors.New("grpo: NewTrainer: gradient_checkpointing with lora_dropout > 0: the recomputed layers would draw another dropout mask (set lora_dropout 0, or turn gradient_checkpointing off)")
+	}
 	if len(rewards) == 0 {
 		return nil, errors.New("grpo: NewTrainer: no rewards")
 	}

@@ -9,6 +9,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/internal/vjp"
 )
 
 // maskedScore replaces masked attention scores. It is finite so that a
@@ -22,6 +23,9 @@ type fwd struct {
 	forms   graphForms // SimpleGo workarounds or native forms (forms.go)
 	ctx     *mlctx.Context
 	adapter Adapter // nil: base model only
+	// checkpoint recomputes each decoder layer in the backward pass
+	// (vjp.Checkpoint) instead of keeping its activations; plain forward only.
+	checkpoint bool
 }
 
 // weight returns the graph node of HF tensor name (tied fallback applied).
@@ -283,20 +287,33 @@ func (f *fwd) decoder(ids, positions *Node, allowed masks, caches []kvState, at 
 				writeAt[local] = cw
 			}
 		}
-		h := f.rmsNorm(layerName(i, "input_layernorm.weight"), x)
-		att, kv := f.attention(i, h, ropes[local], scoreMasks[local], c, writeAt[local])
-		kvs[i] = kv
-		if a.sandwich {
-			x = Add(x, f.rmsNorm(layerName(i, "post_attention_layernorm.weight"), att))
-			h = f.rmsNorm(layerName(i, "pre_feedforward_layernorm.weight"), x)
-			x = Add(x, f.rmsNorm(layerName(i, "post_feedforward_layernorm.weight"), f.mlp(i, h)))
-			continue
+		layer := func(x *Node) *Node {
+			var out *Node
+			out, kvs[i] = f.layer(i, x, ropes[local], scoreMasks[local], c, writeAt[local])
+			return out
 		}
-		x = Add(x, att)
-		h = f.rmsNorm(layerName(i, "post_attention_layernorm.weight"), x)
-		x = Add(x, f.mlp(i, h))
+		if f.checkpoint && caches == nil {
+			x = vjp.Checkpoint(layer, x)
+		} else {
+			x = layer(x)
+		}
 	}
 	return f.rmsNorm("model.norm.weight", x), kvs
+}
+
+// layer runs decoder layer i on x [B, T, H] (see attention for the other
+// arguments) and returns its output and keys/values.
+func (f *fwd) layer(i int, x *Node, r rope, mask *Node, c *kvState, w cacheWrite) (*Node, kvState) {
+	h := f.rmsNorm(layerName(i, "input_layernorm.weight"), x)
+	att, kv := f.attention(i, h, r, mask, c, w)
+	if f.m.cfg.arch().sandwich {
+		x = Add(x, f.rmsNorm(layerName(i, "post_attention_layernorm.weight"), att))
+		h = f.rmsNorm(layerName(i, "pre_feedforward_layernorm.weight"), x)
+		return Add(x, f.rmsNorm(layerName(i, "post_feedforward_layernorm.weight"), f.mlp(i, h))), kv
+	}
+	x = Add(x, att)
+	h = f.rmsNorm(layerName(i, "post_attention_layernorm.weight"), x)
+	return Add(x, f.mlp(i, h)), kv
 }
 
 // lmHead maps hidden states [..., H] to float32 logits [..., V] (a bf16
@@ -366,15 +383,34 @@ func (m *Model) BaseLogitsGraph(ctx *mlctx.Context, ids, mask, positions *graph.
 // needs the completion positions). withAdapter false gives the base model.
 // Graph building: panics on error, including 0 <= start < end <= T.
 func (m *Model) LogitsRangeGraph(ctx *mlctx.Context, withAdapter bool, ids, mask, positions *graph.Node, start, end int) *graph.Node {
+	return m.HeadGraph(ctx, m.HiddenRangeGraph(ctx, withAdapter, ids, mask, positions, start, end, false))
+}
+
+// HiddenRangeGraph is LogitsRangeGraph without the LM head: the hidden
+// states after the final norm at positions start..end-1, [B, end-start, H]
+// in the compute dtype, which HeadGraph maps to the logits. With
+// checkpoint set, the gradient recomputes each decoder layer in the
+// backward pass rather than keeping its activations (HF's
+// gradient_checkpointing): only each layer's input is kept. Graph building:
+// panics on error, including 0 <= start < end <= T.
+func (m *Model) HiddenRangeGraph(ctx *mlctx.Context, withAdapter bool, ids, mask, positions *graph.Node, start, end int, checkpoint bool) *graph.Node {
 	if t := ids.Shape().Dim(1); start < 0 || start >= end || end > t {
-		panic(fmt.Sprintf("model: LogitsRangeGraph: range [%d, %d) outside the %d positions", start, end, t))
+		panic(fmt.Sprintf("model: HiddenRangeGraph: range [%d, %d) outside the %d positions", start, end, t))
 	}
 	f := m.fwd(ctx, withAdapter)
+	f.checkpoint = checkpoint
 	h, _ := f.decoder(ids, positions, f.causalMask(mask), nil, writes{})
 	if start > 0 || end < h.Shape().Dim(1) {
 		h = Slice(h, AxisRange(), AxisRange(start, end))
 	}
-	return f.lmHead(h)
+	return h
+}
+
+// HeadGraph maps hidden states [..., H] (from HiddenRangeGraph) to float32
+// logits [..., V] with the LM head (tied to the embeddings where the config
+// says so). Graph building: panics on error.
+func (m *Model) HeadGraph(ctx *mlctx.Context, hidden *graph.Node) *graph.Node {
+	return m.fwd(ctx, false).lmHead(hidden)
 }
 
 func (m *Model) logits(ctx *mlctx.Context, withAdapter bool, ids, mask, positions *Node) *Node {

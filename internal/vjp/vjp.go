@@ -1,7 +1,8 @@
 // Package vjp replaces GoMLX's gradient of DotGeneral with one made of two
 // DotGenerals and a transpose, and the gradient of Slice (stride 1) with one
 // made of Concatenate with zeros, because the stock one needs Pad, which the
-// pure-Go backend lacks.
+// pure-Go backend lacks. Recompute and Checkpoint trade computation for
+// memory in the backward pass.
 //
 // The stock gradient in gomlx v0.26.0 materialises a [batch, M, N, K] tensor
 // (seconds per small layer, ~100 GB for an LM head). Register changes
@@ -36,6 +37,9 @@ func Register() {
 		}
 		stockSlice := VJPRegistration[NodeTypeSlice]
 		VJPRegistration[NodeTypeSlice] = func(node *Node, vs []*Node, outShape shapes.Shape) []*Node {
+			if grad, ok := tieVJP(node); ok {
+				return []*Node{grad} // a Checkpoint region's input
+			}
 			starts, limits, ok := sliceParams(node)
 			if !ok {
 				return stockSlice(node, vs, outShape)
