@@ -22,23 +22,31 @@ type Breakdown struct {
 	// Win is 1 + 0.1 × (MaxTurns − n) when guess number n wins (1.5 for a
 	// first-guess win, 1.0 on the sixth), else 0.
 	Win float64
+	// Fit is graded consistency: the share of the earlier feedback the
+	// guess agrees with. For every earlier valid turn and letter position
+	// it asks whether the guess, were it the answer, would have produced
+	// that turn's colour there. It is 1 exactly when the guess is
+	// Consistent, and unlike Consistent it depends on the board alone (not
+	// on the secret) while still telling a near miss from a guess that
+	// ignores the feedback: a dense signal for learning consistency.
+	Fit float64
 }
 
 // Weights turns a Breakdown into one number. See DefaultWeights.
 type Weights struct {
-	Format, Valid, Consistent, Partial, Win float64
+	Format, Valid, Consistent, Partial, Win, Fit float64
 }
 
 // DefaultWeights are Format 0.2, Valid 0.2, Consistent 0.5, Partial 0.5,
-// Win 1: a winning move scores up to 2.9, a well-formed valid consistent
-// guess with no hits 0.9.
+// Win 1, Fit 0: a winning move scores up to 2.9, a well-formed valid
+// consistent guess with no hits 0.9.
 func DefaultWeights() Weights {
 	return Weights{Format: 0.2, Valid: 0.2, Consistent: 0.5, Partial: 0.5, Win: 1}
 }
 
 // Total returns the weighted sum of b.
 func (b Breakdown) Total(w Weights) float64 {
-	return w.Format*b.Format + w.Valid*b.Valid + w.Consistent*b.Consistent + w.Partial*b.Partial + w.Win*b.Win
+	return w.Format*b.Format + w.Valid*b.Valid + w.Consistent*b.Consistent + w.Partial*b.Partial + w.Win*b.Win + w.Fit*b.Fit
 }
 
 // ScoreMove scores the policy's reply as the next move of a game whose
@@ -61,11 +69,25 @@ func ScoreMove(answer string, history []Turn, reply string) (Breakdown, Turn) {
 	fb := score(guess, a)
 	b.Valid = 1
 	b.Consistent = 1
+	agree, colours := 0, 0
 	for _, t := range history {
-		if t.Invalid == "" && score(t.Guess, guess) != t.Feedback {
-			b.Consistent = 0
-			break
+		if t.Invalid != "" {
+			continue
 		}
+		fb := score(t.Guess, guess)
+		if fb != t.Feedback {
+			b.Consistent = 0
+		}
+		for i := range fb {
+			if fb[i] == t.Feedback[i] {
+				agree++
+			}
+		}
+		colours += WordLen
+	}
+	b.Fit = 1
+	if colours > 0 {
+		b.Fit = float64(agree) / float64(colours)
 	}
 	hits := 0 // two per green, one per yellow
 	for _, c := range fb {
@@ -104,7 +126,7 @@ func HistoryFor(answer string, earlier []string) ([]Turn, error) {
 // Rewards returns the move rewards as named, weighted Scorers for a
 // reward.Evaluator, for training on single states: Sample.Answer is the
 // secret word and Sample.Meta[MetaGuesses] the earlier guesses. Names:
-// "format", "valid", "consistent", "partial", "win". A sample whose answer
+// "format", "valid", "consistent", "partial", "win", "fit". A sample whose answer
 // or history is invalid scores 0 on all of them.
 func Rewards(w Weights) []reward.Named {
 	pick := func(f func(Breakdown) float64) reward.Scorer {
@@ -127,5 +149,6 @@ func Rewards(w Weights) []reward.Named {
 		{Name: "consistent", Weight: w.Consistent, Scorer: pick(func(b Breakdown) float64 { return b.Consistent })},
 		{Name: "partial", Weight: w.Partial, Scorer: pick(func(b Breakdown) float64 { return b.Partial })},
 		{Name: "win", Weight: w.Win, Scorer: pick(func(b Breakdown) float64 { return b.Win })},
+		{Name: "fit", Weight: w.Fit, Scorer: pick(func(b Breakdown) float64 { return b.Fit })},
 	}
 }

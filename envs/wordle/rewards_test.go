@@ -20,18 +20,21 @@ func TestScoreMove(t *testing.T) {
 		invalid string
 	}{
 		// First-guess win: win bonus 1 + 0.1×5; 0.2+0.2+0.5+0.5×1+1.5 = 2.9.
-		{"win on guess 1", nil, "<think>x</think><guess>cigar</guess>", Breakdown{1, 1, 1, 1, 1.5}, 2.9, ""},
+		{"win on guess 1", nil, "<think>x</think><guess>cigar</guess>", Breakdown{1, 1, 1, 1, 1.5, 1}, 2.9, ""},
 		// CRANE vs CIGAR is GYY..: partial 0.2+0.1+0.1; no think block.
-		{"no think", nil, "<guess>crane</guess>", Breakdown{0, 1, 1, 0.4, 0}, 0.9, ""},
-		{"win on guess 2", crane, "<think>t</think><guess>CIGAR</guess>", Breakdown{1, 1, 1, 1, 1.4}, 2.8, ""},
+		{"no think", nil, "<guess>crane</guess>", Breakdown{0, 1, 1, 0.4, 0, 1}, 0.9, ""},
+		{"win on guess 2", crane, "<think>t</think><guess>CIGAR</guess>", Breakdown{1, 1, 1, 1, 1.4, 1}, 2.8, ""},
 		// CRANK cannot be the answer after CRANE got GYY..; CRANK vs CIGAR is GYY.. too.
-		{"inconsistent", crane, "<think>t</think><guess>crank</guess>", Breakdown{1, 1, 0, 0.4, 0}, 0.6, ""},
+		// Were CRANK the answer, CRANE would score GGGG.: fit 2/5 (positions 1 and 5).
+		{"inconsistent", crane, "<think>t</think><guess>crank</guess>", Breakdown{1, 1, 0, 0.4, 0, 0.4}, 0.6, ""},
 		// CHAIR has A third, which CRANE=GYY.. rules out; vs CIGAR it is G.YYG.
-		{"a at a yellow spot", crane, "<think>t</think><guess>chair</guess>", Breakdown{1, 1, 0, 0.6, 0}, 0.7, ""},
+		// Were CHAIR the answer, CRANE would score GYG..: fit 4/5.
+		{"a at a yellow spot", crane, "<think>t</think><guess>chair</guess>", Breakdown{1, 1, 0, 0.6, 0, 0.8}, 0.7, ""},
 		// COBRA fits CRANE=GYY.. (C first, R and A elsewhere, no N or E);
 		// vs CIGAR it is G..YY: 0.2+0.1+0.1.
-		{"consistent", crane, "<think>t</think><guess>cobra</guess>", Breakdown{1, 1, 1, 0.4, 0}, 1.1, ""},
-		{"repeat guess", crane, "<think>t</think><guess>crane</guess>", Breakdown{1, 1, 0, 0.4, 0}, 0.6, ""},
+		{"consistent", crane, "<think>t</think><guess>cobra</guess>", Breakdown{1, 1, 1, 0.4, 0, 1}, 1.1, ""},
+		// Were CRANE the answer, it would have scored GGGGG: fit 1/5.
+		{"repeat guess", crane, "<think>t</think><guess>crane</guess>", Breakdown{1, 1, 0, 0.4, 0, 0.2}, 0.6, ""},
 		{"unknown word", nil, "<think>t</think><guess>xyzzy</guess>", Breakdown{Format: 1}, 0.2, `not an allowed word: "xyzzy"`},
 		{"no guess", nil, "I think CRANE", Breakdown{}, 0, "no <guess>…</guess> in the reply"},
 	}
@@ -53,7 +56,7 @@ func TestScoreMove(t *testing.T) {
 
 func near(a, b Breakdown) bool {
 	d := func(x, y float64) bool { return math.Abs(x-y) < 1e-9 }
-	return d(a.Format, b.Format) && d(a.Valid, b.Valid) && d(a.Consistent, b.Consistent) && d(a.Partial, b.Partial) && d(a.Win, b.Win)
+	return d(a.Format, b.Format) && d(a.Valid, b.Valid) && d(a.Consistent, b.Consistent) && d(a.Partial, b.Partial) && d(a.Win, b.Win) && d(a.Fit, b.Fit)
 }
 
 func TestRewardsEvaluator(t *testing.T) {
@@ -77,7 +80,7 @@ func TestRewardsEvaluator(t *testing.T) {
 	for _, s := range res.Stats {
 		names = append(names, s.Name)
 	}
-	if strings.Join(names, ",") != "format,valid,consistent,partial,win" {
+	if strings.Join(names, ",") != "format,valid,consistent,partial,win,fit" {
 		t.Errorf("names = %v", names)
 	}
 }

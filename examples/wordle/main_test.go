@@ -204,11 +204,89 @@ func TestEvaluate(t *testing.T) {
 	if wins == len(words) || math.Abs(r.MeanTurns-float64(turns)/float64(wins)) > 1e-12 {
 		t.Errorf("wins %d of %d (WATCH is a loss), mean %v", wins, len(words), r.MeanTurns)
 	}
+	for i, line := range r.Log {
+		if !strings.HasPrefix(line, words[i]+": ") || strings.Contains(line, "!") || r.Repeats != 0 {
+			t.Errorf("solver's game %d: %q (repeats %d); want the answer first and no inconsistent move", i, line, r.Repeats)
+		}
+	}
+	// A player stuck on one word repeats it five times a game, each
+	// repeat inconsistent with the feedback it already got.
+	r, err = evaluate(context.Background(), solverPolicy{reply: reply("crane")}, prompter{tiny: true}, words[:2], 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// CRANE vs CIGAR: C green, R and A yellow.
+	wantLog := "cigar: crane(GYY..) crane(GYY..)! crane(GYY..)! crane(GYY..)! crane(GYY..)! crane(GYY..)!"
+	if r.Repeats != 10 || r.Log[0] != wantLog || r.ConsistentRate != 2.0/12 {
+		t.Errorf("stuck player: repeats %d, consistent %v, log %q; want 10, 2/12, %q", r.Repeats, r.ConsistentRate, r.Log[0], wantLog)
+	}
 	r, err = evaluate(context.Background(), solverPolicy{reply: "<think></think><guess>xyzzy</guess>"}, prompter{}, words[:2], 24)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Wins != 0 || r.Moves != 12 || r.Invalid != 12 || r.ValidRate != 0 || r.FormatRate != 1 {
 		t.Errorf("invalid player: %+v", r)
+	}
+}
+
+func TestParseWeights(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    wordle.Weights
+		wantErr string
+	}{
+		{"0.2,0.2,0.5,0.5,1", wordle.DefaultWeights(), ""},
+		{"0, 0, 1, 0, 0.5, 2", wordle.Weights{Consistent: 1, Win: 0.5, Fit: 2}, ""},
+		{"1,2,3", wordle.Weights{}, "want 5 or 6"},
+		{"1,2,3,4,x", wordle.Weights{}, `weight "x"`},
+		{"1,2,3,4,-1", wordle.Weights{}, `weight "-1"`},
+	}
+	for _, tc := range tests {
+		var w wordle.Weights
+		err := parseWeights(&w, tc.in)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("parseWeights(%q) error %v, want %q", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || w != tc.want {
+			t.Errorf("parseWeights(%q) = %+v, %v; want %+v", tc.in, w, err, tc.want)
+		}
+	}
+}
+
+// TestWarmDir: a model saved to -warm-dir is loaded back, weight for
+// weight, into a differently initialised model; an empty folder loads
+// nothing.
+func TestWarmDir(t *testing.T) {
+	dir := t.TempDir()
+	load := func(seed int64) *exkit.Setup {
+		cfg := defaults()
+		cfg.Out, cfg.Seed = t.TempDir(), seed
+		s, err := exkit.Load("wordle", &cfg.Config, tinyModel(8, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b := load(1), load(2)
+	if ok, err := loadWarm(b.Model, dir); ok || err != nil {
+		t.Fatalf("empty folder: loaded %v, err %v", ok, err)
+	}
+	if err := a.Model.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := loadWarm(b.Model, dir); !ok || err != nil {
+		t.Fatalf("loaded %v, err %v", ok, err)
+	}
+	const name = "model.embed_tokens.weight"
+	wa, _, err := a.Model.Weight(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wb, _, _ := b.Model.Weight(name)
+	if !slices.Equal(wa, wb) {
+		t.Errorf("%s differs after loading the warm start", name)
 	}
 }

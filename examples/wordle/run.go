@@ -7,10 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -44,6 +46,14 @@ type config struct {
 	// Hidden and Layers shape the tiny model.
 	Hidden int `json:"hidden"`
 	Layers int `json:"layers"`
+	// WarmDir keeps the tiny model's warm start: when it holds a model
+	// (model.safetensors) GRPO starts from those weights and the warm start
+	// is skipped; otherwise the warm start runs and saves its model there.
+	// It lets GRPO settings be compared from one SFT model.
+	WarmDir string `json:"warm_start_dir"`
+	// Weights weigh the move rewards in GRPO's advantages; zero means
+	// wordle.DefaultWeights.
+	Weights wordle.Weights `json:"reward_weights"`
 }
 
 // defaults are the settings of `go run ./examples/wordle`.
@@ -65,6 +75,10 @@ func parse(cfg *config, args []string) error {
 		fs.StringVar(&cfg.Scale, "scale-rewards", cfg.Scale, "advantage scaling: group, batch or none")
 		fs.IntVar(&cfg.Hidden, "hidden", cfg.Hidden, "tiny model width")
 		fs.IntVar(&cfg.Layers, "layers", cfg.Layers, "tiny model layers")
+		fs.Func("weights", "reward weights format,valid,consistent,partial,win[,fit] (e.g. 0.2,0.2,0.5,0.5,1)", func(v string) error {
+			return parseWeights(&cfg.Weights, v)
+		})
+		fs.StringVar(&cfg.WarmDir, "warm-dir", cfg.WarmDir, "folder of the warm-started model: loaded when present (no warm start), else written after the warm start")
 	}, args)
 }
 
@@ -228,6 +242,12 @@ type evalReport struct {
 	WinRate, MeanTurns                                 float64
 	Format, Valid, Consistent, Partial                 float64
 	FormatRate, ValidRate, ConsistentRate, MeanPartial float64
+	// Repeats counts guesses already made earlier in the same game.
+	Repeats int
+	// Log is one line per game: the answer, then each guess with its
+	// feedback ("G" green, "Y" yellow, "." gray) and "!" after a guess
+	// inconsistent with the feedback before it.
+	Log []string
 }
 
 // evaluate plays one greedy game per word, all games in lockstep (one
@@ -263,6 +283,12 @@ func evaluate(ctx context.Context, pol grpo.Policy, p prompter, words []string, 
 				return r, err
 			}
 			r.Moves++
+			for _, t := range g.History()[:len(g.History())-1] {
+				if t.Guess == res.Turn.Guess {
+					r.Repeats++
+					break
+				}
+			}
 			if res.Turn.Invalid != "" {
 				r.Invalid++
 			}
@@ -274,6 +300,21 @@ func evaluate(ctx context.Context, pol grpo.Policy, p prompter, words []string, 
 	}
 	r.Games = len(games)
 	for _, g := range games {
+		var b strings.Builder
+		b.WriteString(g.Answer() + ":")
+		h := g.History()
+		for i, t := range h {
+			fmt.Fprintf(&b, " %s(%s)", t.Guess, t.Feedback)
+			if t.Invalid == "" {
+				if bd, _ := wordle.ScoreMove(g.Answer(), h[:i], reply(t.Guess)); bd.Consistent == 0 {
+					b.WriteString("!")
+				}
+			}
+		}
+		if g.Won() {
+			b.WriteString(" won")
+		}
+		r.Log = append(r.Log, b.String())
 		if g.Won() {
 			r.Wins++
 			r.WinTurns += len(g.History())
@@ -290,13 +331,13 @@ func (r evalReport) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{"step": r.Step, "games": r.Games, "wins": r.Wins, "moves": r.Moves,
 		"win_rate": r.WinRate, "mean_turns_of_wins": r.MeanTurns, "invalid_moves": r.Invalid,
 		"format_rate": r.FormatRate, "valid_rate": r.ValidRate,
-		"consistent_rate": r.ConsistentRate, "mean_partial": r.MeanPartial})
+		"consistent_rate": r.ConsistentRate, "mean_partial": r.MeanPartial, "repeated_guesses": r.Repeats})
 }
 
 // line is the report's one-line summary of an evaluation.
 func (r evalReport) line() string {
-	return fmt.Sprintf("win rate %.1f%% (%d/%d, mean %.2f guesses), moves %d: consistent %.1f%%, invalid %d, format %.1f%%",
-		100*r.WinRate, r.Wins, r.Games, r.MeanTurns, r.Moves, 100*r.ConsistentRate, r.Invalid, 100*r.FormatRate)
+	return fmt.Sprintf("win rate %.1f%% (%d/%d, mean %.2f guesses), moves %d: consistent %.1f%%, repeated %d, invalid %d, format %.1f%%",
+		100*r.WinRate, r.Wins, r.Games, r.MeanTurns, r.Moves, 100*r.ConsistentRate, r.Repeats, r.Invalid, 100*r.FormatRate)
 }
 
 // replyTrie is the tiny model's constrained decoding: the reply format
@@ -334,6 +375,9 @@ func run(ctx context.Context, cfg config) error {
 	if cfg.Hidden < 4 || cfg.Hidden%4 != 0 || cfg.Layers < 1 {
 		return fmt.Errorf("wordle: -hidden %d -layers %d: want a positive multiple of 4 and ≥ 1", cfg.Hidden, cfg.Layers)
 	}
+	if cfg.Weights == (wordle.Weights{}) {
+		cfg.Weights = wordle.DefaultWeights()
+	}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return fmt.Errorf("wordle: %w", err)
 	}
@@ -364,7 +408,16 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return fmt.Errorf("wordle: %w", err)
 	}
-	if s.Tiny && cfg.SFTSteps > 0 && from == "" {
+	warmLoaded := false
+	if s.Tiny && cfg.WarmDir != "" && from == "" {
+		if warmLoaded, err = loadWarm(s.Model, cfg.WarmDir); err != nil {
+			return err
+		}
+		if warmLoaded {
+			fmt.Fprintf(out, "\nwarm start: the model in %s (no supervised steps)\n", cfg.WarmDir)
+		}
+	}
+	if s.Tiny && cfg.SFTSteps > 0 && from == "" && !warmLoaded {
 		pairs, err := warmStart(cfg, p, train)
 		if err != nil {
 			return err
@@ -378,6 +431,11 @@ func run(ctx context.Context, cfg config) error {
 		if err := exkit.SFT(ctx, s, policy, pairs, cfg.SFTSteps, 32, cfg.SFTLR, cfg.Seed, prog); err != nil {
 			return fmt.Errorf("wordle: %w", err)
 		}
+		if cfg.WarmDir != "" {
+			if err := s.Model.Save(cfg.WarmDir); err != nil {
+				return fmt.Errorf("wordle: save warm start: %w", err)
+			}
+		}
 	}
 	held := test[:min(cfg.Eval, len(test))]
 	eval := func(step int) (evalReport, error) {
@@ -386,6 +444,10 @@ func run(ctx context.Context, cfg config) error {
 			return r, fmt.Errorf("wordle: evaluate: %w", err)
 		}
 		r.Step = step
+		log := fmt.Sprintf("# step %d\n%s\n", step, strings.Join(r.Log, "\n"))
+		if err := appendText(filepath.Join(cfg.Out, "eval-games.txt"), log); err != nil {
+			return r, err
+		}
 		return r, appendJSON(filepath.Join(cfg.Out, "eval.jsonl"), r)
 	}
 	fmt.Fprintf(out, "\nevaluating %d held-out answers (never a secret in training), one greedy game each from the empty board (%s)\n",
@@ -396,7 +458,7 @@ func run(ctx context.Context, cfg config) error {
 	gc.LRSchedulerType = grpo.ScheduleConstant
 	gc.MaxTurns = wordle.MaxTurns
 	gc.ScaleRewards = grpo.ScaleRewards(cfg.Scale)
-	trainer, err := grpo.NewTrainer(policy, gc, wordle.Rewards(wordle.DefaultWeights())...)
+	trainer, err := grpo.NewTrainer(policy, gc, wordle.Rewards(cfg.Weights)...)
 	if err != nil {
 		return fmt.Errorf("wordle: %w", err)
 	}
@@ -476,16 +538,57 @@ func warmStart(cfg config, p prompter, train []string) ([]exkit.Pair, error) {
 	return pairs, nil
 }
 
+// loadWarm sets m's weights from dir/model.safetensors; it reports false
+// when dir holds no model.
+func loadWarm(m *model.Model, dir string) (bool, error) {
+	path := filepath.Join(dir, "model.safetensors")
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	ts, err := model.ReadSafetensors(path)
+	if err != nil {
+		return false, fmt.Errorf("wordle: warm start: %w", err)
+	}
+	for _, t := range ts {
+		if err := m.SetWeight(t.Name, t.Data, t.Shape); err != nil {
+			return false, fmt.Errorf("wordle: warm start %s: %w", dir, err)
+		}
+	}
+	return true, nil
+}
+
+// parseWeights reads "format,valid,consistent,partial,win[,fit]" into w.
+func parseWeights(w *wordle.Weights, v string) error {
+	parts := strings.Split(v, ",")
+	if len(parts) != 5 && len(parts) != 6 {
+		return fmt.Errorf("want 5 or 6 comma-separated weights (format,valid,consistent,partial,win[,fit]), got %q", v)
+	}
+	var f [6]float64
+	for i, p := range parts {
+		x, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || x < 0 {
+			return fmt.Errorf("weight %q: want a number ≥ 0", p)
+		}
+		f[i] = x
+	}
+	*w = wordle.Weights{Format: f[0], Valid: f[1], Consistent: f[2], Partial: f[3], Win: f[4], Fit: f[5]}
+	return nil
+}
+
 func appendJSON(path string, v any) error {
+	line, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("wordle: %w", err)
+	}
+	return appendText(path, string(line)+"\n")
+}
+
+func appendText(path, text string) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("wordle: %w", err)
 	}
-	line, err := json.Marshal(v)
-	if err != nil {
-		return errors.Join(err, f.Close())
-	}
-	_, err = f.Write(append(line, '\n'))
+	_, err = f.WriteString(text)
 	return errors.Join(err, f.Close())
 }
 
