@@ -144,6 +144,7 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 		stops = append(stops, m.cfg.EOSTokenIDs...)
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
+	var scratch []cand
 	out = make([]Completion, N)
 	realLen := make([]int, N)
 	kvmask := make([]int32, N*S)
@@ -180,7 +181,7 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 			if cfg.RepetitionPenalty != 0 && cfg.RepetitionPenalty != 1 {
 				penalizeRepeats(row, prompts[i/G], out[i].Tokens, cfg.RepetitionPenalty)
 			}
-			tok, err := pick(row, out[i].Tokens, cfg, rng)
+			tok, err := pickWith(&scratch, row, out[i].Tokens, cfg, rng)
 			if err != nil {
 				return nil, err
 			}
@@ -441,6 +442,14 @@ func topK(cs []cand, k int) []cand {
 
 // pick chooses the next token from one row's logits.
 func pick(logits []float32, prefix []int, cfg GenerateConfig, rng *rand.Rand) (int, error) {
+	var scratch []cand
+	return pickWith(&scratch, logits, prefix, cfg, rng)
+}
+
+// pickWith is pick with a scratch slice that Generate keeps across rows
+// and steps: a fresh vocabulary-sized slice per token cost more (page
+// faults, clearing) than the sampling itself.
+func pickWith(scratch *[]cand, logits []float32, prefix []int, cfg GenerateConfig, rng *rand.Rand) (int, error) {
 	var allowed []int
 	if cfg.Constraint != nil {
 		allowed = cfg.Constraint.Allowed(prefix)
@@ -453,28 +462,28 @@ func pick(logits []float32, prefix []int, cfg GenerateConfig, rng *rand.Rand) (i
 			}
 		}
 	}
-	cands := allowed
-	if cands == nil {
-		cands = make([]int, len(logits))
-		for i := range cands {
-			cands[i] = i
-		}
+	n := len(logits)
+	id := func(i int) int { return i } // candidate i: every token …
+	if allowed != nil {
+		n, id = len(allowed), func(i int) int { return allowed[i] } // … or the allowed ones
 	}
 	if cfg.Temperature == 0 {
-		best := cands[0]
-		for _, id := range cands[1:] {
-			if logits[id] > logits[best] {
-				best = id
+		best := id(0)
+		for i := 1; i < n; i++ {
+			if c := id(i); logits[c] > logits[best] {
+				best = c
 			}
 		}
 		return best, nil
 	}
-	cs := make([]cand, len(cands))
+	cs := slices.Grow((*scratch)[:0], n)[:n]
+	*scratch = cs
 	mx := math.Inf(-1)
-	for i, id := range cands {
-		l := float64(logits[id]) / cfg.Temperature
-		cs[i] = cand{id, l}
-		mx = math.Max(mx, l)
+	for i := range cs {
+		c := id(i)
+		l := float64(logits[c]) / cfg.Temperature
+		cs[i] = cand{c, l}
+		mx = max(mx, l)
 	}
 	if cfg.TopK > 0 && cfg.TopK < len(cs) {
 		cs = topK(cs, cfg.TopK)
