@@ -102,8 +102,11 @@
 // weights), the loss types (dapo — the default —, grpo, bnpo, dr_grpo,
 // cispo, sapo, luspo, vespo), GSPO's sequence-level ratio, the clipping
 // with Epsilon, EpsilonHigh and Delta, the entropy and off-policy masks,
-// the k3 KL estimator (optionally bias-corrected), the entropy bonus and the
-// metric names follow TRL 1.10's GRPOTrainer (commit
+// the k3 KL estimator (optionally bias-corrected), the entropy bonus, the
+// generation batches (StepsPerGeneration / GenerationBatchSize: one batch
+// generated and scored as a whole, shuffled, then fed to the optimizer one
+// micro-batch at a time with _prepare_inputs' indexing and NumIterations)
+// and the metric names follow TRL 1.10's GRPOTrainer (commit
 // f2cd57710ae345ea6428ae95363267fcf38a3dc8); tests match its numbers
 // (../shared/golden/trl-1.10) and TRL v0.21.0's
 // (../shared/golden/llama-tiny). LOSSES.md in this directory says when to

@@ -116,3 +116,40 @@ func TestResumeMidGenerationBatch(t *testing.T) {
 		})
 	}
 }
+
+// TestTrainEnvGenerationBatch plays two-turn episodes with
+// steps_per_generation 2: every generation batch holds both turns of its
+// episodes (2 × 8 completions each), is played once per 2 steps, and
+// feeds each step half its micro-batches. A layout whose steps straddle
+// generation batches is refused for an Env.
+func TestTrainEnvGenerationBatch(t *testing.T) {
+	cfg := smallConfig(t)
+	cfg.MaxSteps, cfg.StepsPerGeneration = 4, 2
+	p := &countingPolicy{Policy: newPolicy(t)}
+	tr, err := grpo.NewTrainer(p, cfg, reward.Named{Name: "exact", Weight: 1, Scorer: exact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []grpo.Metrics
+	tr.OnStep = func(m grpo.Metrics) { ms = append(ms, m) }
+	if err := tr.TrainEnv(context.Background(), relayEnv{}); err != nil {
+		t.Fatal(err)
+	}
+	if p.calls != 4 { // 2 generation batches × 2 turns
+		t.Errorf("%d Generate calls, want 4", p.calls)
+	}
+	for i, m := range ms {
+		if m["rollouts"] != 32 {
+			t.Errorf("step %d: %v rollouts, want 32 (4 episodes × 4 completions × 2 turns)", i+1, m["rollouts"])
+		}
+	}
+
+	cfg.GradientAccumulationSteps, cfg.BatchSize, cfg.StepsPerGeneration = 2, 4, 3
+	tr, err = grpo.NewTrainer(newPolicy(t), cfg, reward.Named{Name: "exact", Weight: 1, Scorer: exact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.TrainEnv(context.Background(), relayEnv{}); err == nil || !strings.Contains(err.Error(), "multiple of GradientAccumulationSteps") {
+		t.Errorf("steps_per_generation 3 with accumulation 2 on an Env: err = %v", err)
+	}
+}

@@ -288,3 +288,31 @@ func TestConfigSavesPeriodically(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigGenerationBatch gives TRL 1.10's steps_per_generation and
+// generation_batch_size in a config file: they reach grpo.Config, and
+// setting both is TRL's error.
+func TestConfigGenerationBatch(t *testing.T) {
+	dir := t.TempDir()
+	for body, want := range map[string]string{
+		"per_device_train_batch_size: 8\nnum_generations: 4\nsteps_per_generation: 3\n":                            "24",
+		"per_device_train_batch_size: 8\nnum_generations: 4\ngeneration_batch_size: 32\n":                          "32",
+		"per_device_train_batch_size: 8\nnum_generations: 4\ngeneration_batch_size: 32\nsteps_per_generation: 4\n": "'generation_batch_size' and 'steps_per_generation' can not be both configured at the same time",
+	} {
+		p := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := loadRunConfig(p)
+		if err != nil {
+			t.Fatalf("%q: %v", body, err)
+		}
+		got := fmt.Sprint(c.EffectiveGenerationBatchSize())
+		if err := c.Config.Validate(); err != nil {
+			got = err.Error()
+		}
+		if !strings.Contains(got, want) {
+			t.Errorf("%q: %s, want %q", body, got, want)
+		}
+	}
+}

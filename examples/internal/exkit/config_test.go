@@ -60,7 +60,8 @@ func TestConfigFileTRLNames(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.json")
 	doc := `{"max_steps": 3, "loss_type": "cispo", "epsilon_high": 5, "scale_rewards": false, "min_p": 0.1,
-		"importance_sampling_level": "sequence", "delta": 1.5, "dynamic_sampling": true, "repetition_penalty": 1.1}`
+		"importance_sampling_level": "sequence", "delta": 1.5, "dynamic_sampling": true, "repetition_penalty": 1.1,
+		"steps_per_generation": 3}`
 	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,8 @@ func TestConfigFileTRLNames(t *testing.T) {
 	gc := c.GRPO(5)
 	if gc.MaxSteps != 3 || gc.LossType != grpo.LossCISPO || gc.EpsilonHigh != 5 || gc.ScaleRewards != grpo.ScaleNone ||
 		gc.MinP != 0.1 || gc.ImportanceSamplingLevel != grpo.LevelSequence || gc.Delta == nil || *gc.Delta != 1.5 ||
-		!gc.DynamicSampling || gc.RepetitionPenalty != 1.1 || gc.BatchSize != 8 || gc.LearningRate != 1e-4 {
+		!gc.DynamicSampling || gc.RepetitionPenalty != 1.1 || gc.BatchSize != 8 || gc.LearningRate != 1e-4 ||
+		gc.StepsPerGeneration != 3 || gc.EffectiveGenerationBatchSize() != 24 {
 		t.Errorf("GRPO from -config = %+v", gc)
 	}
 	if err := gc.Validate(); err != nil {
