@@ -11,14 +11,14 @@ import (
 // epoch⌉, at least 1. An epoch is ⌊n / PromptsPerGeneration⌋ generation
 // batches (at least 1; a last partial batch is dropped, as TRL's
 // RepeatSampler does), each feeding StepsPerGeneration × NumIterations
-// micro-batches, GradientAccumulationSteps per step (rounded up, as HF).
+// micro-batches, GradientAccumulationSteps per step (rounded down, as HF's
+// len(dataloader) // gradient_accumulation_steps).
 func (c Config) TrainSteps(n int) int {
 	if c.MaxSteps > 0 {
 		return c.MaxSteps
 	}
 	micro := max(1, n/max(1, c.PromptsPerGeneration())) * max(1, c.NumIterations) * max(1, c.EffectiveStepsPerGeneration())
-	a := max(1, c.GradientAccumulationSteps)
-	perEpoch := max(1, (micro+a-1)/a)
+	perEpoch := max(1, micro/max(1, c.GradientAccumulationSteps))
 	// The tolerance keeps 0.1 × 30 from rounding up to 4.
 	return max(1, int(math.Ceil(c.NumTrainEpochs*float64(perEpoch)-1e-9)))
 }

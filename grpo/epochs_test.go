@@ -25,21 +25,31 @@ func TestTrainSteps(t *testing.T) {
 		iters    int
 		n        int
 		want     int
+		accum    int // 0: 1
+		spg      int // steps_per_generation; 0: accum
 	}{
-		{"max_steps wins over epochs", 7, 3, 1, 10, 7},
-		{"HF default 3 epochs", 0, 3, 1, 10, 15},
-		{"one epoch", 0, 1, 1, 10, 5},
-		{"fractional epochs round up", 0, 0.5, 1, 10, 3},
-		{"partial last batch dropped", 0, 1, 1, 11, 5},
-		{"num_iterations steps per batch", 0, 2, 3, 10, 30},
-		{"dataset smaller than a batch", 0, 1, 1, 1, 1},
-		{"tiny fraction still one step", 0, 0.01, 1, 10, 1},
-		{"exact product does not round up", 0, 0.1, 1, 60, 3},
+		{"max_steps wins over epochs", 7, 3, 1, 10, 7, 0, 0},
+		{"HF default 3 epochs", 0, 3, 1, 10, 15, 0, 0},
+		{"one epoch", 0, 1, 1, 10, 5, 0, 0},
+		{"fractional epochs round up", 0, 0.5, 1, 10, 3, 0, 0},
+		{"partial last batch dropped", 0, 1, 1, 11, 5, 0, 0},
+		{"num_iterations steps per batch", 0, 2, 3, 10, 30, 0, 0},
+		{"dataset smaller than a batch", 0, 1, 1, 1, 1, 0, 0},
+		{"tiny fraction still one step", 0, 0.01, 1, 10, 1, 0, 0},
+		{"exact product does not round up", 0, 0.1, 1, 60, 3, 0, 0},
+		// TRL 1.10: RepeatSampler yields ⌊n / prompts per generation⌋
+		// batches, each num_iterations × steps_per_generation times; HF
+		// takes len(dataloader) // gradient_accumulation_steps per epoch.
+		{"steps_per_generation 2: 4-prompt batches, 2 steps each", 0, 1, 1, 10, 4, 1, 2},
+		{"steps_per_generation 2, num_iterations 2", 0, 1, 2, 10, 8, 1, 2},
+		{"steps_per_generation 4 under accumulation 2", 0, 1, 1, 17, 4, 2, 4},
+		{"generation batch of half a step, odd count rounds down", 0, 1, 1, 10, 2, 2, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := base
 			c.MaxSteps, c.NumTrainEpochs, c.NumIterations = tt.maxSteps, tt.epochs, tt.iters
+			c.GradientAccumulationSteps, c.StepsPerGeneration = max(1, tt.accum), tt.spg
 			if got := c.TrainSteps(tt.n); got != tt.want {
 				t.Errorf("TrainSteps(%d) = %d, want %d", tt.n, got, tt.want)
 			}
