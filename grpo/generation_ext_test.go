@@ -153,3 +153,48 @@ func TestTrainEnvGenerationBatch(t *testing.T) {
 		t.Errorf("steps_per_generation 3 with accumulation 2 on an Env: err = %v", err)
 	}
 }
+
+// TestGenerationBatchLossSplits trains one generation batch of 12
+// completions at learning rate 0 two ways: as one step of 3 accumulated
+// micro-batches, and with steps_per_generation 3 as three steps of one
+// micro-batch each. Both generate the same batch (same seed and prompts),
+// and dapo and cispo divide by its token count either way, so the three
+// steps' losses must add up to the single step's loss: each step sees a
+// different third of the batch, with the generation batch's normalizer.
+func TestGenerationBatchLossSplits(t *testing.T) {
+	for _, lt := range []grpo.LossType{grpo.LossDAPO, grpo.LossCISPO} {
+		t.Run(string(lt), func(t *testing.T) {
+			cfg := smallConfig(t)
+			cfg.BatchSize, cfg.LearningRate, cfg.LossType, cfg.EntropyCoef = 4, 0, lt, 0.1
+			losses := func(accum, spg, steps int) []float64 {
+				c := cfg
+				c.GradientAccumulationSteps, c.StepsPerGeneration, c.MaxSteps, c.OutputDir = accum, spg, steps, ""
+				p := &countingPolicy{Policy: newPolicy(t)}
+				tr, err := grpo.NewTrainer(p, c, reward.Named{Name: "exact", Weight: 1, Scorer: exact})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []float64
+				tr.OnStep = func(m grpo.Metrics) { out = append(out, m["loss"]) }
+				if err := tr.Train(context.Background(), sayDataset()); err != nil {
+					t.Fatal(err)
+				}
+				if p.calls != 1 {
+					t.Fatalf("accumulation %d, steps_per_generation %d: %d Generate calls, want 1", accum, spg, p.calls)
+				}
+				return out
+			}
+			whole := losses(3, 0, 1)
+			split := losses(1, 3, 3)
+			sum := split[0] + split[1] + split[2]
+			if math.Abs(sum-whole[0]) > 1e-6+1e-5*math.Abs(whole[0]) || whole[0] == 0 {
+				t.Errorf("steps of one generation batch: losses %v sum to %.8g; the batch as one step: %.8g", split, sum, whole[0])
+			}
+			for i, l := range split {
+				if math.Abs(l) < 1e-3*math.Abs(whole[0]) {
+					t.Errorf("step %d loss %v: every step should carry a share", i+1, l)
+				}
+			}
+		})
+	}
+}
