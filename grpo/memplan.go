@@ -14,8 +14,8 @@ type MemoryRequest struct {
 	// Model is the checkpoint's config (model.ReadConfig).
 	Model model.Config
 	// Train are the trainer settings: per_device_train_batch_size,
-	// gradient_accumulation_steps, max_prompt_length,
-	// max_completion_length and beta matter.
+	// generation_batch_size, max_prompt_length, max_completion_length,
+	// beta, gradient_checkpointing and logits_chunk_size matter.
 	Train Config
 	// LoRARank is the adapter's rank r; 0 plans full fine-tuning (float32
 	// master weights, gradients and AdamW state for every weight).
@@ -35,12 +35,10 @@ type MemoryRequest struct {
 	// PromptTokens is the longest prompt in tokens; 0 means
 	// Train.MaxPromptLength, or 512 when that is 0 too.
 	PromptTokens int
-	// GradientCheckpointing plans per-layer recomputation: only each
-	// layer's input is kept for the backward pass.
-	GradientCheckpointing bool
-	// LossChunkRows is how many completion positions the LM head and
-	// log-softmax handle at once (chunked loss); 0 means all of them.
-	LossChunkRows int
+	// WeightBytes, when > 0, is what the weights take as held (a loaded
+	// model's exact figure: LMPolicy sums its variables); 0 computes it
+	// from Model, Storage and FileDType (model.Config.HeldBytes).
+	WeightBytes int64
 }
 
 // MemoryItem is one line of a MemoryPlan.
@@ -102,8 +100,8 @@ func PlanMemory(r MemoryRequest) (MemoryPlan, error) {
 	if tc.BatchSize < 1 || tc.MaxCompletionLength < 1 {
 		return MemoryPlan{}, fmt.Errorf("grpo: PlanMemory: per_device_train_batch_size %d and max_completion_length %d must be ≥ 1", tc.BatchSize, tc.MaxCompletionLength)
 	}
-	if r.LoRARank < 0 || r.LossChunkRows < 0 || r.PromptTokens < 0 {
-		return MemoryPlan{}, fmt.Errorf("grpo: PlanMemory: negative LoRARank, LossChunkRows or PromptTokens")
+	if r.LoRARank < 0 || r.PromptTokens < 0 || r.WeightBytes < 0 {
+		return MemoryPlan{}, fmt.Errorf("grpo: PlanMemory: negative LoRARank, PromptTokens or WeightBytes")
 	}
 	if r.LoRARank == 0 && r.Storage != model.StorageF32 && r.Storage != model.StorageAsStored {
 		return MemoryPlan{}, fmt.Errorf("grpo: PlanMemory: full fine-tuning keeps float32 weights; storage %q needs LoRA", r.Storage)
@@ -148,9 +146,16 @@ func PlanMemory(r MemoryRequest) (MemoryPlan, error) {
 		trainable = params
 		add("weights (f32 master)", 4*params, "%s params × 4 B", count(params))
 	} else {
-		held := c.HeldBytes(r.Storage, file, r.DoubleQuant)
+		held := r.WeightBytes
+		if held == 0 {
+			held = c.HeldBytes(r.Storage, file, r.DoubleQuant)
+		}
 		lowPrecision = held < 4*params
-		add(fmt.Sprintf("weights (%s)", storageName(r.Storage, file)), held, "%s params as held", count(params))
+		name := storageName(r.Storage, file)
+		if r.WeightBytes > 0 && r.Storage == model.StorageAsStored {
+			name = "as stored" // the file's dtype is not known here
+		}
+		add(fmt.Sprintf("weights (%s)", name), held, "%s params as held", count(params))
 		trainable = loraParams(c, r.LoRARank, r.LoRATargets)
 		add("LoRA master weights", 4*trainable, "%s params × 4 B (r=%d)", count(trainable), r.LoRARank)
 	}
@@ -174,19 +179,22 @@ func PlanMemory(r MemoryRequest) (MemoryPlan, error) {
 	tokens := rows * seq
 	perTokenLayer := 4 * (actPerHidden*H + actPerMLP*I + actPerQKV*(nh+2*nkv)*hd + actPerScore*nh*seq)
 	var act int64
-	if r.GradientCheckpointing {
+	if tc.GradientCheckpointing {
 		act = L*tokens*H*4 + tokens*perTokenLayer
 		add("activations", act, "%d×%d tokens; checkpointed: layer inputs + one layer", rows, seq)
 	} else {
 		act = L * tokens * perTokenLayer
 		add("activations", act, "%d×%d tokens × %d layers", rows, seq, L)
 	}
-	lrows := rows * tcomp
-	lnote := fmt.Sprintf("%d completion positions × %s vocab", lrows, count(V))
-	if r.LossChunkRows > 0 && int64(r.LossChunkRows) < lrows {
-		lrows = int64(r.LossChunkRows)
-		lnote = fmt.Sprintf("chunks of %d positions × %s vocab", lrows, count(V))
+	// The loss maps chunks of completion positions to logits
+	// (logits_chunk_size; 0 picks about 8 Mi logits a chunk).
+	chunk := int64(tc.LogitsChunkSize)
+	if chunk == 0 {
+		chunk = max(1, logitsChunkElements/(rows*V))
 	}
+	chunk = min(chunk, tcomp)
+	lrows := rows * chunk
+	lnote := fmt.Sprintf("%d rows × %d positions a chunk × %s vocab", rows, chunk, count(V))
 	logits := logitCopies * lrows * V * 4
 	add("logits and log-softmax", logits, "%s", lnote)
 
@@ -212,7 +220,7 @@ func PlanMemory(r MemoryRequest) (MemoryPlan, error) {
 		mode = fmt.Sprintf("LoRA r=%d", r.LoRARank)
 	}
 	ckpt := ""
-	if r.GradientCheckpointing {
+	if tc.GradientCheckpointing {
 		ckpt = ", gradient checkpointing"
 	}
 	p.Summary = fmt.Sprintf("%s, %s params, %s; %d rows × (%d prompt + %d completion) tokens%s",
@@ -309,7 +317,7 @@ func (e *OutOfMemoryError) Error() string {
 	lower = append(lower, fmt.Sprintf("per_device_train_batch_size (%d)", r.Train.BatchSize))
 	lower = append(lower, fmt.Sprintf("num_generations (%d)", r.Train.NumGenerations))
 	lower = append(lower, fmt.Sprintf("max_completion_length (%d)", r.Train.MaxCompletionLength))
-	if !r.GradientCheckpointing {
+	if !r.Train.GradientCheckpointing {
 		lower = append(lower, "turn on gradient_checkpointing")
 	}
 	switch {

@@ -48,7 +48,8 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 			// per token and layer 4·(8·8 + 4·16 + 2·(2+2)·4 + 2·2·10) = 800 B;
 			// 2 layers · 20 tokens
 			"activations": 2 * 20 * 800,
-			// 3 copies · 8 completion positions · 100 · 4 B
+			// 3 copies · 2 rows · 4 positions (a chunk of 8 Mi logits holds
+			// them all) · 100 · 4 B
 			"logits and log-softmax": 3 * 8 * 100 * 4,
 			"workspace":              20 * 800,
 			// a quarter of activations + logits + workspace + gradients
@@ -62,18 +63,32 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 		},
 		want: map[string]int64{"reference model": 4 * 1992},
 	}, {
+		// A 4 Mi vocabulary: chunks of 8 Mi logits hold one position of the
+		// 2 rows.
+		name: "default logits chunk, weights given",
+		req: MemoryRequest{
+			Model:       planModel(4<<20, 8, 16, 2, 2, 1, 4),
+			Train:       Config{BatchSize: 2, MaxPromptLength: 6, MaxCompletionLength: 4},
+			LoRARank:    1,
+			Storage:     model.StorageAsStored,
+			WeightBytes: 12345,
+		},
+		want: map[string]int64{
+			"logits and log-softmax": 3 * 2 * 1 * (4 << 20) * 4,
+			"weights (as stored)":    12345,
+		},
+	}, {
 		// V=128 H=64 I=128 L=1 heads 4/2 of 16: projections q 4096, k 2048,
 		// v 2048, o 4096, gate/up/down 8192 each = 36864 values; NF4 takes
 		// n/2 + 4·n/64 B of each: 18432 + 2304. Embedding 8192 bf16 = 16384
 		// B, norms 2·64 + 64 float32 = 768 B.
 		name: "QLoRA nf4, chunked loss",
 		req: MemoryRequest{
-			Model:         planModel(128, 64, 128, 1, 4, 2, 16),
-			Train:         Config{BatchSize: 4, GradientAccumulationSteps: 2, MaxCompletionLength: 4, Beta: 0.04},
-			LoRARank:      2,
-			Storage:       model.StorageNF4,
-			PromptTokens:  12,
-			LossChunkRows: 8,
+			Model:        planModel(128, 64, 128, 1, 4, 2, 16),
+			Train:        Config{BatchSize: 4, GradientAccumulationSteps: 2, MaxCompletionLength: 4, Beta: 0.04, LogitsChunkSize: 2},
+			LoRARank:     2,
+			Storage:      model.StorageNF4,
+			PromptTokens: 12,
 		},
 		want: map[string]int64{
 			"weights (nf4)": 16384 + 768 + 18432 + 2304,
@@ -85,7 +100,8 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 			// 8 generated rows · 1 layer · 2 · 2 heads · 16 · 16 tokens · 4 B
 			"KV cache": 8 * 2 * 2 * 16 * 16 * 4,
 			// 4·(8·64 + 4·128 + 2·(4+4)·16 + 2·4·16) = 5632 B; 64 tokens
-			"activations":            64 * 5632,
+			"activations": 64 * 5632,
+			// chunks of 2 positions × 4 rows
 			"logits and log-softmax": 3 * 8 * 128 * 4,
 			// + the largest matrix (8192 values) widened to float32
 			"workspace":         64*5632 + 4*8192,
@@ -94,12 +110,11 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 	}, {
 		name: "QLoRA with gradient checkpointing",
 		req: MemoryRequest{
-			Model:                 planModel(128, 64, 128, 2, 4, 2, 16),
-			Train:                 Config{BatchSize: 4, MaxCompletionLength: 4},
-			LoRARank:              2,
-			Storage:               model.StorageInt8,
-			PromptTokens:          12,
-			GradientCheckpointing: true,
+			Model:        planModel(128, 64, 128, 2, 4, 2, 16),
+			Train:        Config{BatchSize: 4, MaxCompletionLength: 4, GradientCheckpointing: true},
+			LoRARank:     2,
+			Storage:      model.StorageInt8,
+			PromptTokens: 12,
 		},
 		want: map[string]int64{
 			// int8: a byte a value + 4 B per output row: q 4096+256, k

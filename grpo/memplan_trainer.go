@@ -26,6 +26,9 @@ var _ MemoryPlanner = (*LMPolicy)(nil)
 func (p *LMPolicy) MemoryRequest(cfg Config, promptTokens int) MemoryRequest {
 	c := p.model.Config()
 	r := MemoryRequest{Model: c, Train: cfg, Storage: p.model.Storage(), PromptTokens: promptTokens}
+	for _, v := range p.model.BaseVariables() {
+		r.WeightBytes += int64(v.Shape().Memory())
+	}
 	if p.adapter != nil {
 		ac := p.adapter.Config()
 		r.LoRARank, r.DoubleQuant = ac.R, ac.DoubleQuant

@@ -65,7 +65,7 @@ type options struct {
 	config, dir, workload, quantize, train, result string
 	steps, generations, prompts, promptTokens      int
 	maxCompletion, loraRank                        int
-	checkpointing                                  bool
+	checkpointing, prepare                         bool
 }
 
 func parse(args []string) (*options, error) {
@@ -82,7 +82,8 @@ func parse(args []string) (*options, error) {
 	fs.IntVar(&o.promptTokens, "prompt-tokens", 0, "tokens per prompt (default: the workload's)")
 	fs.IntVar(&o.maxCompletion, "max-completion", 0, "tokens per completion, forced (default: the workload's)")
 	fs.IntVar(&o.loraRank, "lora-rank", 8, "LoRA rank r (alpha 2r)")
-	fs.BoolVar(&o.checkpointing, "gradient-checkpointing", false, "plan with gradient checkpointing (when the trainer offers it)")
+	fs.BoolVar(&o.checkpointing, "gradient-checkpointing", false, "gradient_checkpointing (per-layer recomputation)")
+	fs.BoolVar(&o.prepare, "prepare", false, "only write the model folder (no workload)")
 	fs.StringVar(&o.result, "result", "", "(child) file for the measured seconds per step")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -149,6 +150,7 @@ func (o *options) trainConfig() grpo.Config {
 	cfg.LRSchedulerType = grpo.ScheduleConstant
 	cfg.ShuffleDataset = false
 	cfg.LoggingSteps = 1
+	cfg.GradientCheckpointing = o.checkpointing
 	return cfg
 }
 
@@ -170,8 +172,10 @@ func run(args []string, w io.Writer) error {
 		}
 		fmt.Fprintf(w, "wrote %s (random bf16 weights, %d parameters) in %s\n", o.dir, cfg.NumParams(), time.Since(start).Round(time.Second))
 	}
-	req := grpo.MemoryRequest{Model: cfg, Train: o.trainConfig(), Storage: o.storage(), PromptTokens: o.promptTokens,
-		GradientCheckpointing: o.checkpointing}
+	if o.prepare {
+		return nil
+	}
+	req := grpo.MemoryRequest{Model: cfg, Train: o.trainConfig(), Storage: o.storage(), PromptTokens: o.promptTokens}
 	if o.train == "lora" {
 		req.LoRARank = o.loraRank
 	}
