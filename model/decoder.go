@@ -9,6 +9,8 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/grpokit/grpokit/internal/backend"
 	"github.com/grpokit/grpokit/internal/vjp"
 )
 
@@ -50,8 +52,7 @@ func (f *fwd) weight(g *Graph, name string) *Node {
 // linear applies HF module (weight [out, in], optional bias) to x [..., in]
 // and adds the adapter's term: y = x·Wᵀ (+b) (+Δ). One DotGeneral.
 func (f *fwd) linear(module string, x *Node, bias bool) *Node {
-	w := f.cast(f.weight(x.Graph(), module+".weight"))
-	y := DotGeneral(x, []int{x.Rank() - 1}, nil, w, []int{1}, nil)
+	y := f.productWT(x, module+".weight")
 	if bias {
 		y = Add(y, f.cast(lastAxis(f.weight(x.Graph(), module+".bias"), y.Rank())))
 	}
@@ -319,8 +320,35 @@ func (f *fwd) layer(i int, x *Node, r rope, mask *Node, c *kvState, w cacheWrite
 // lmHead maps hidden states [..., H] to float32 logits [..., V] (a bf16
 // product is upcast, as HF's logits.float()).
 func (f *fwd) lmHead(h *Node) *Node {
-	w := f.cast(f.weight(h.Graph(), "lm_head.weight"))
-	return toF32(DotGeneral(h, []int{h.Rank() - 1}, nil, w, []int{1}, nil))
+	return toF32(f.productWT(h, "lm_head.weight"))
+}
+
+// productWT is x·Wᵀ for HF weight name [out, in] (tied fallback applied).
+// A low-precision weight under float32 compute on the "go" backend is
+// never widened whole: the product decodes it (lowpWeight).
+func (f *fwd) productWT(x *Node, name string) *Node {
+	g := x.Graph()
+	if fuseLowp && f.m.Compute() == dtypes.Float32 && backend.FusedLowp(g.Backend()) {
+		for n := name; ; {
+			scope, v, err := ScopeOf(n)
+			if err != nil {
+				panic(err)
+			}
+			if w, found := lowpWeight(f.ctx, g, scope, v); found {
+				if w != nil {
+					return productLowp(x, w)
+				}
+				break
+			}
+			alt, ok := TiedFallback[n]
+			if !ok {
+				break
+			}
+			n = alt
+		}
+	}
+	w := f.cast(f.weight(g, name))
+	return DotGeneral(x, []int{x.Rank() - 1}, nil, w, []int{1}, nil)
 }
 
 // causalMask returns the bool [B, T, T] masks: query t sees key s when

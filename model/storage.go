@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -11,6 +12,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/internal/backend"
 	"github.com/grpokit/grpokit/internal/quant"
 	"github.com/grpokit/grpokit/internal/vjp"
 )
@@ -71,12 +73,12 @@ func (s Storage) Quantized() bool { return s == StorageNF4 || s == StorageInt8 }
 
 // Variable names, next to a projection's "weight", of its quantized forms.
 const (
-	varNF4      = "weight_nf4"          // uint8 [N/2]: two codes a byte
+	varNF4      = "weight_nf4"          // uint8 [out, in/2, 1] ([N/2] if in is odd): two codes a byte
 	varAbsmax   = "weight_absmax"       // float32 [N/64]
 	varAbsmaxQ  = "weight_absmax_q"     // uint8 [N/64]: double quantization
 	varAbsmax2  = "weight_absmax_scale" // float32 [N/64/256]
 	varAbsmaxOf = "weight_absmax_offset"
-	varInt8     = "weight_int8"  // int8 [out, in]
+	varInt8     = "weight_int8"  // int8 [out, in, 1]
 	varRowScale = "weight_scale" // float32 [out]: absmax/127
 )
 
@@ -179,7 +181,12 @@ func (m *Model) storeAs(name string, data []float32, shape []int, format string,
 	case "nf4":
 		m.deleteVar(scope, v)
 		q := quant.QuantizeNF4(data, double)
-		m.putVar(scope, varNF4, tensors.FromFlatDataAndDimensions(q.Packed, len(q.Packed)), false)
+		// [out, in/2, 1]: the form of the fused products' carrier (lowpWeight).
+		packedDims := []int{len(q.Packed)}
+		if len(shape) == 2 && shape[1]%2 == 0 {
+			packedDims = []int{shape[0], shape[1] / 2, 1}
+		}
+		m.putVar(scope, varNF4, tensors.FromFlatDataAndDimensions(q.Packed, packedDims...), false)
 		if q.Double != nil {
 			d := q.Double
 			m.putVar(scope, varAbsmaxQ, tensors.FromFlatDataAndDimensions(d.Codes, len(d.Codes)), false)
@@ -198,7 +205,8 @@ func (m *Model) storeAs(name string, data []float32, shape []int, format string,
 		for i, a := range q.Absmax {
 			scale[i] = a * float32(7.874015718698502e-3)
 		}
-		m.putVar(scope, varInt8, tensors.FromFlatDataAndDimensions(q.Q, shape...), false)
+		// [out, in, 1]: the form of the fused products' carrier (lowpWeight).
+		m.putVar(scope, varInt8, tensors.FromFlatDataAndDimensions(q.Q, shape[0], shape[1], 1), false)
 		m.putVar(scope, varRowScale, tensors.FromFlatDataAndDimensions(scale, shape[0]), false)
 	default:
 		return fmt.Errorf("model: %s: unknown format %q", name, format)
@@ -378,20 +386,94 @@ func storedWeight(ctx *mlctx.Context, g *Graph, scope, v string, shape []int) *N
 		return nil
 	}
 	if p := c.GetVariable(varNF4); p != nil {
-		packed := p.ValueGraph(g)
-		var absmax *Node
-		if q := c.GetVariable(varAbsmaxQ); q != nil {
-			absmax = vjp.Recompute(dequantAbsmax, q.ValueGraph(g),
-				c.GetVariable(varAbsmax2).ValueGraph(g), c.GetVariable(varAbsmaxOf).ValueGraph(g))
-		} else {
-			absmax = c.GetVariable(varAbsmax).ValueGraph(g)
-		}
-		return vjp.Recompute(func(in ...*Node) *Node { return dequantNF4(in[0], in[1], shape) }, packed, absmax)
+		return vjp.Recompute(func(in ...*Node) *Node { return dequantNF4(in[0], in[1], shape) }, p.ValueGraph(g), nf4Absmax(c, g))
 	}
 	if q := c.GetVariable(varInt8); q != nil {
 		return vjp.Recompute(dequantInt8, q.ValueGraph(g), c.GetVariable(varRowScale).ValueGraph(g))
 	}
 	return nil
+}
+
+// nf4Absmax returns the absmax [N/64] of the NF4 weight in c, dequantizing
+// a double-quantized one (marked for recomputation).
+func nf4Absmax(c *mlctx.Context, g *Graph) *Node {
+	if q := c.GetVariable(varAbsmaxQ); q != nil {
+		return vjp.Recompute(dequantAbsmax, q.ValueGraph(g),
+			c.GetVariable(varAbsmax2).ValueGraph(g), c.GetVariable(varAbsmaxOf).ValueGraph(g))
+	}
+	return c.GetVariable(varAbsmax).ValueGraph(g)
+}
+
+// lowpWeight returns the carrier of a low-precision weight scope/v for a
+// fused product (see internal/backend's simplego_lowp.go): the float32
+// weight as a node that the "go" backend never materialises, its products
+// decoding the stored values while packing them. found reports whether
+// the weight exists; w is nil when it is float32 or cannot be fused (the
+// caller then uses storedWeight). An NF4 carrier is [out, in/2, 2]
+// (productLowp reshapes x to match). Only DotGenerals may consume it.
+func lowpWeight(ctx *mlctx.Context, g *Graph, scope, v string) (w *Node, found bool) {
+	c := ctx.InAbsPath(scope)
+	if x := c.GetVariable(v); x != nil {
+		n := x.ValueGraph(g)
+		if n.DType() != dtypes.BFloat16 || n.Rank() != 2 {
+			return nil, true
+		}
+		return vjp.Recompute(bf16Carrier, n), true
+	}
+	if v != "weight" {
+		return nil, false
+	}
+	if p := c.GetVariable(varNF4); p != nil {
+		packed, absmax := p.ValueGraph(g), nf4Absmax(c, g)
+		if packed.Rank() != 3 || absmax.Shape().Dim(0)%2 != 0 {
+			return nil, true
+		}
+		return vjp.Recompute(nf4Carrier, packed, absmax), true
+	}
+	if q := c.GetVariable(varInt8); q != nil {
+		return vjp.Recompute(int8Carrier, q.ValueGraph(g), c.GetVariable(varRowScale).ValueGraph(g)), true
+	}
+	return nil, false
+}
+
+// fuseLowp turns the fused low-precision products on (tests compare
+// against the separate dequantization with it off).
+var fuseLowp = true
+
+// bf16Carrier widens in[0] (bfloat16 [out, in]), marked for a fused product.
+func bf16Carrier(in ...*Node) *Node {
+	w := ConvertDType(in[0], dtypes.Float32)
+	backend.MarkLowp(w, "bf16")
+	return w
+}
+
+// nf4Carrier is (packed [out, in/2, 1], absmax [N/64]) as the marked
+// [out, in/2, 2] float32 weight.
+func nf4Carrier(in ...*Node) *Node {
+	packed, absmax := in[0], in[1]
+	w := Gather(Reshape(absmax, absmax.Shape().Dim(0)/2, 2), packed)
+	backend.MarkLowp(w, "nf4")
+	return w
+}
+
+// int8Carrier is (q [out, in, 1], scale [out]) as the marked [out, in]
+// float32 weight. (Gather's shape check wants the operand's rank to reach
+// the index axis: scale goes in as [out, 1].)
+func int8Carrier(in ...*Node) *Node {
+	q, scale := in[0], in[1]
+	w := BackendGather(Reshape(scale, scale.Shape().Dim(0), 1), q, 2, nil, []int{0, 1}, []int{0}, []int{1, 1}, false)
+	backend.MarkLowp(w, "int8")
+	return w
+}
+
+// productLowp is x·Wᵀ for a carrier w of lowpWeight.
+func productLowp(x, w *Node) *Node {
+	if w.Rank() == 3 { // NF4: [out, in/2, 2]
+		dims := append(slices.Clone(x.Shape().Dimensions[:x.Rank()-1]), w.Shape().Dim(1), w.Shape().Dim(2))
+		x = Reshape(x, dims...)
+		return DotGeneral(x, []int{x.Rank() - 2, x.Rank() - 1}, nil, w, []int{1, 2}, nil)
+	}
+	return DotGeneral(x, []int{x.Rank() - 1}, nil, w, []int{1}, nil)
 }
 
 // widen converts in[0] to float32.
@@ -410,8 +492,8 @@ var nf4Pairs = func() [][]float32 {
 // dequantNF4 decodes packed [N/2] uint8 with absmax [N/64] to [out, in].
 func dequantNF4(packed, absmax *Node, shape []int) *Node {
 	g := packed.Graph()
-	idx := ExpandAxes(ConvertDType(packed, dtypes.Int32), -1) // [N/2, 1]
-	vals := Gather(Const(g, nf4Pairs), idx)                   // [N/2, 2]
+	idx := Reshape(ConvertDType(packed, dtypes.Int32), packed.Shape().Size(), 1) // [N/2, 1]
+	vals := Gather(Const(g, nf4Pairs), idx)                                      // [N/2, 2]
 	blocks := absmax.Shape().Dim(0)
 	vals = Mul(Reshape(vals, blocks, quant.BlockSize), Reshape(absmax, blocks, 1))
 	return Reshape(vals, shape...)
@@ -436,8 +518,8 @@ func dequantAbsmax(in ...*Node) *Node {
 
 // dequantInt8 is q·scale per row: in = (q [out, in] int8, scale [out]).
 func dequantInt8(in ...*Node) *Node {
-	q, scale := in[0], in[1]
-	return Mul(ConvertDType(q, dtypes.Float32), ExpandAxes(scale, -1))
+	q, scale := in[0], in[1] // q: [out, in, 1]
+	return Mul(ConvertDType(Reshape(q, q.Shape().Dim(0), q.Shape().Dim(1)), dtypes.Float32), ExpandAxes(scale, -1))
 }
 
 // lookupRows gathers rows ids [B, T] of embedding weight name [V, H] as

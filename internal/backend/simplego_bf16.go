@@ -61,6 +61,9 @@ func installBF16() {
 // convertBF16 converts float32 to bfloat16 rounding to nearest even; every
 // other pair goes to SimpleGo.
 func convertBF16(b *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, owned []bool) (*simplego.Buffer, error) {
+	if mk := markOf(node); mk != nil {
+		return carrier(b, mk, inputs, owned) // a bf16 weight's carrier (simplego_lowp.go)
+	}
 	to := *(*shapes.Shape)(unsafe.Add(unsafe.Pointer(node), cvShapeOff))
 	if len(inputs) != 1 || to.DType != dtypes.BFloat16 {
 		return stockConvert(b, node, inputs, owned)

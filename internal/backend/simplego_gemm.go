@@ -51,6 +51,7 @@ var (
 	paramsOnce  sync.Once
 	paramsOff   dotParamsLayout
 	fastCalls   atomic.Int64 // DotGenerals run by gemm, for tests
+	lowpCalls   atomic.Int64 // of them, with a low-precision weight
 )
 
 // FastDotGeneral reports whether float32 DotGenerals of the "go" backend
@@ -89,6 +90,7 @@ func installGemm() {
 		}
 		nodeExecutors[backends.OpTypeDotGeneral] = dotGeneralGemm
 		installBF16() // round-to-nearest-even bf16; see simplego_bf16.go
+		installLowp() // low-precision weight carriers; see simplego_lowp.go
 	})
 }
 
@@ -138,10 +140,17 @@ func learnParams(data any) error {
 }
 
 // dotGeneralGemm is the replacement executor: float32 and bfloat16 go to
-// gemm.Gemm (bfloat16 widened, the result rounded: dotBF16), everything
-// else to SimpleGo's own executor.
+// gemm.Gemm (bfloat16 widened, the result rounded: dotBF16), a low-precision
+// weight's proxy to gemm.Gemm with a gemm.Lowp (dotLowp), everything else to
+// SimpleGo's own executor.
 func dotGeneralGemm(b *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, owned []bool) (*simplego.Buffer, error) {
-	if len(inputs) != 2 || hookErr.Load() != nil {
+	if len(inputs) != 2 {
+		return stockDot(b, node, inputs, owned)
+	}
+	if pl, pr := proxyOf(inputs[0]), proxyOf(inputs[1]); pl != nil || pr != nil {
+		return dotLowp(b, node, inputs, owned, [2]*lowpProxy{pl, pr})
+	}
+	if hookErr.Load() != nil {
 		return stockDot(b, node, inputs, owned)
 	}
 	lhsShape, err1 := b.BufferShape(inputs[0])
@@ -150,23 +159,17 @@ func dotGeneralGemm(b *simplego.Backend, node *simplego.Node, inputs []*simplego
 	if err1 != nil || err2 != nil || rhsShape.DType != dt || (dt != dtypes.Float32 && dt != dtypes.BFloat16) {
 		return stockDot(b, node, inputs, owned)
 	}
-	data := *(*any)(unsafe.Add(unsafe.Pointer(node), nodeDataOff))
-	if err := learnParams(data); err != nil {
-		disableHook(err)
+	p, err := paramsOf(node)
+	if err != nil {
 		return stockDot(b, node, inputs, owned)
 	}
-	p := reflect.ValueOf(data).UnsafePointer()
-	ints := func(off uintptr) []int { return *(*[]int)(unsafe.Add(p, off)) }
-	size := func(off uintptr) int { return *(*int)(unsafe.Add(p, off)) }
-	batch, m, n, k := size(paramsOff.batch), size(paramsOff.lhsCross), size(paramsOff.rhsCross), size(paramsOff.contract)
 	lhsFlat, _ := b.BufferData(inputs[0])
 	rhsFlat, _ := b.BufferData(inputs[1])
 	if dt == dtypes.BFloat16 {
 		l, ok1 := lhsFlat.([]bfloat16.BFloat16)
 		r, ok2 := rhsFlat.([]bfloat16.BFloat16)
 		if ok1 && ok2 {
-			axes := dotGeneralAxes{ints(paramsOff.lhsBatch), ints(paramsOff.lhsContract), ints(paramsOff.rhsBatch), ints(paramsOff.rhsContract)}
-			if out, ok := dotBF16(b, l, r, lhsShape.Dimensions, rhsShape.Dimensions, axes, batch, m, n, k); ok {
+			if out, ok := dotBF16(b, l, r, lhsShape.Dimensions, rhsShape.Dimensions, p.axes, p.batch, p.m, p.n, p.k); ok {
 				fastCalls.Add(1)
 				return out, nil
 			}
@@ -178,13 +181,97 @@ func dotGeneralGemm(b *simplego.Backend, node *simplego.Node, inputs []*simplego
 	if !ok1 || !ok2 {
 		return stockDot(b, node, inputs, owned)
 	}
-	a := operand(lhsData, lhsShape.Dimensions, ints(paramsOff.lhsBatch), ints(paramsOff.lhsContract), true)
-	bm := operand(rhsData, rhsShape.Dimensions, ints(paramsOff.rhsBatch), ints(paramsOff.rhsContract), false)
-	out := b.NewBuffer(shapes.Make(dtypes.Float32, batch, m, n))
+	a := operand(lhsData, lhsShape.Dimensions, p.axes.lhsBatch, p.axes.lhsContract, true)
+	bm := operand(rhsData, rhsShape.Dimensions, p.axes.rhsBatch, p.axes.rhsContract, false)
+	out := b.NewBuffer(shapes.Make(dtypes.Float32, p.batch, p.m, p.n))
 	outFlat, _ := b.BufferData(out)
-	gemm.Gemm(batch, m, n, k, a, bm, outFlat.([]float32))
+	gemm.Gemm(p.batch, p.m, p.n, p.k, a, bm, outFlat.([]float32))
 	fastCalls.Add(1)
 	return out, nil
+}
+
+// dotParams are a DotGeneral node's sizes and axes.
+type dotParams struct {
+	batch, m, n, k int
+	axes           dotGeneralAxes
+}
+
+// paramsOf reads node's DotGeneral parameters (turning the hook off if they
+// are not what it expects).
+func paramsOf(node *simplego.Node) (dotParams, error) {
+	data := *(*any)(unsafe.Add(unsafe.Pointer(node), nodeDataOff))
+	if err := learnParams(data); err != nil {
+		disableHook(err)
+		return dotParams{}, err
+	}
+	p := reflect.ValueOf(data).UnsafePointer()
+	ints := func(off uintptr) []int { return *(*[]int)(unsafe.Add(p, off)) }
+	size := func(off uintptr) int { return *(*int)(unsafe.Add(p, off)) }
+	return dotParams{
+		batch: size(paramsOff.batch), m: size(paramsOff.lhsCross), n: size(paramsOff.rhsCross), k: size(paramsOff.contract),
+		axes: dotGeneralAxes{ints(paramsOff.lhsBatch), ints(paramsOff.lhsContract), ints(paramsOff.rhsBatch), ints(paramsOff.rhsContract)},
+	}, nil
+}
+
+// dotLowp runs a DotGeneral with a low-precision weight's proxy on gemm,
+// decoding the weight while it packs it. When it cannot (the hook is off,
+// axes that need a copy, a float32 partner that is not), the proxy is
+// dequantized into a float32 buffer and the product runs as usual.
+func dotLowp(b *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, owned []bool, px [2]*lowpProxy) (*simplego.Buffer, error) {
+	// The proxies hold no pooled memory: at their last use, drop them
+	// rather than let SimpleGo recycle them.
+	defer func() {
+		for i, p := range px {
+			if p != nil && owned[i] {
+				inputs[i] = nil
+			}
+		}
+	}()
+	if hookErr.Load() == nil {
+		if p, err := paramsOf(node); err == nil {
+			var mats [2]gemm.Mat
+			ok := true
+			for i, side := range [2]struct {
+				batch, contract []int
+			}{{p.axes.lhsBatch, p.axes.lhsContract}, {p.axes.rhsBatch, p.axes.rhsContract}} {
+				if px[i] != nil {
+					m, fits := layout(px[i].dims, side.batch, side.contract, i == 0)
+					m.Q = px[i].q
+					mats[i], ok = m, ok && fits
+					continue
+				}
+				shape, err1 := b.BufferShape(inputs[i])
+				flat, err2 := b.BufferData(inputs[i])
+				data, isF32 := flat.([]float32)
+				if err1 != nil || err2 != nil || !isF32 || shape.DType != dtypes.Float32 {
+					ok = false
+					continue
+				}
+				mats[i] = operand(data, shape.Dimensions, side.batch, side.contract, i == 0)
+			}
+			if ok {
+				out := b.NewBuffer(shapes.Make(dtypes.Float32, p.batch, p.m, p.n))
+				outFlat, _ := b.BufferData(out)
+				gemm.Gemm(p.batch, p.m, p.n, p.k, mats[0], mats[1], outFlat.([]float32))
+				fastCalls.Add(1)
+				lowpCalls.Add(1)
+				return out, nil
+			}
+		}
+	}
+	in := []*simplego.Buffer{inputs[0], inputs[1]}
+	var tmp []*simplego.Buffer
+	for i, p := range px {
+		if p != nil {
+			in[i] = dequantized(b, p)
+			tmp = append(tmp, in[i])
+		}
+	}
+	out, err := dotGeneralGemm(b, node, in, []bool{false, false})
+	for _, t := range tmp {
+		_ = b.BufferFinalize(t)
+	}
+	return out, err
 }
 
 // operand describes one DotGeneral input as a gemm.Mat: for the left side
@@ -195,12 +282,55 @@ func dotGeneralGemm(b *simplego.Backend, node *simplego.Node, inputs []*simplego
 // or contracting axes that are not (rare) make the operand be copied into
 // [batch, cross, contracting] order first.
 func operand(data []float32, dims, batchAxes, contractAxes []int, lhs bool) gemm.Mat {
-	rank := len(dims)
-	strides := make([]int, rank)
-	for s, ax := 1, rank-1; ax >= 0; ax-- {
+	m, ok := layout(dims, batchAxes, contractAxes, lhs)
+	if ok {
+		m.Data = data
+		return m
+	}
+	cross := crossOf(len(dims), batchAxes, contractAxes)
+	strides := rowMajor(dims)
+	data = normalize(data, dims, strides, batchAxes, cross, contractAxes)
+	xn, kn := groupSize(dims, cross), groupSize(dims, contractAxes)
+	if lhs {
+		return gemm.Mat{Data: data, BS: xn * kn, RS: kn, CS: 1}
+	}
+	return gemm.Mat{Data: data, BS: xn * kn, RS: 1, CS: kn}
+}
+
+// layout is operand without the data; ok is false when the operand needs
+// the copy.
+func layout(dims, batchAxes, contractAxes []int, lhs bool) (m gemm.Mat, ok bool) {
+	strides := rowMajor(dims)
+	cross := crossOf(len(dims), batchAxes, contractAxes)
+	bs, okB := groupStride(dims, strides, batchAxes)
+	xs, okX := groupStride(dims, strides, cross)
+	ks, okK := groupStride(dims, strides, contractAxes)
+	if !okX || !okK {
+		return gemm.Mat{}, false
+	}
+	var batchOffs []int
+	if !okB {
+		// E.g. [B, T, H, hd] with batch axes B and H: one offset per matrix.
+		batchOffs = offsets(dims, strides, batchAxes)
+	}
+	if lhs {
+		return gemm.Mat{BS: bs, RS: xs, CS: ks, Batch: batchOffs}, true
+	}
+	return gemm.Mat{BS: bs, RS: ks, CS: xs, Batch: batchOffs}, true
+}
+
+// rowMajor returns the strides of a dense row-major array of dims.
+func rowMajor(dims []int) []int {
+	strides := make([]int, len(dims))
+	for s, ax := 1, len(dims)-1; ax >= 0; ax-- {
 		strides[ax] = s
 		s *= dims[ax]
 	}
+	return strides
+}
+
+// crossOf lists the axes that are neither batch nor contracting.
+func crossOf(rank int, batchAxes, contractAxes []int) []int {
 	kind := make([]byte, rank)
 	for _, ax := range batchAxes {
 		kind[ax] = 'b'
@@ -214,23 +344,7 @@ func operand(data []float32, dims, batchAxes, contractAxes []int, lhs bool) gemm
 			cross = append(cross, ax)
 		}
 	}
-	bs, okB := groupStride(dims, strides, batchAxes)
-	xs, okX := groupStride(dims, strides, cross)
-	ks, okK := groupStride(dims, strides, contractAxes)
-	var batchOffs []int
-	switch {
-	case !okX || !okK:
-		data = normalize(data, dims, strides, batchAxes, cross, contractAxes)
-		xn, kn := groupSize(dims, cross), groupSize(dims, contractAxes)
-		bs, xs, ks = xn*kn, kn, 1
-	case !okB:
-		// E.g. [B, T, H, hd] with batch axes B and H: one offset per matrix.
-		batchOffs = offsets(dims, strides, batchAxes)
-	}
-	if lhs {
-		return gemm.Mat{Data: data, BS: bs, RS: xs, CS: ks, Batch: batchOffs}
-	}
-	return gemm.Mat{Data: data, BS: bs, RS: ks, CS: xs, Batch: batchOffs}
+	return cross
 }
 
 // groupStride returns the single stride that walks the flattened index of
