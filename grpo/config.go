@@ -98,16 +98,20 @@ type Config struct {
 	// GradientAccumulationSteps is the micro-batches per optimizer step.
 	// Default 1. TRL: gradient_accumulation_steps.
 	GradientAccumulationSteps int `json:"gradient_accumulation_steps"`
-	// StepsPerGeneration is the optimizer micro-batches (BatchSize
-	// completions each) fed by one generation batch: completions are
-	// generated, scored and turned into advantages once for
-	// GenerationBatchSize = BatchSize × StepsPerGeneration completions, then
-	// used StepsPerGeneration micro-batches at a time, GradientAccumulationSteps
-	// of them per optimizer step (with NumIterations > 1 the whole
-	// sequence repeats). 0 means TRL's None: GradientAccumulationSteps (one
-	// generation batch per optimizer step, grpokit's behaviour before it).
-	// Set at most one of StepsPerGeneration and GenerationBatchSize.
-	// Default 0. TRL 1.10: steps_per_generation.
+	// StepsPerGeneration is the micro-batches (BatchSize completions each)
+	// one generation batch feeds: GenerationBatchSize = BatchSize ×
+	// StepsPerGeneration completions are generated, scored and turned into
+	// advantages (with dynamic sampling, if on) at once, then fed to the
+	// optimizer one micro-batch at a time, GradientAccumulationSteps per
+	// optimizer step; with NumIterations > 1 the sequence repeats. The
+	// batch's rows are shuffled (seeded) first when it feeds more than one
+	// optimizer step; dapo, cispo and vespo divide by its token count (see
+	// LOSSES.md). An Env or DropZeroStdGroups needs it to be a multiple of
+	// GradientAccumulationSteps. 0 means TRL's None:
+	// GradientAccumulationSteps (one generation batch per optimizer step,
+	// grpokit's behaviour before it). Set at most one of
+	// StepsPerGeneration and GenerationBatchSize. Default 0. TRL 1.10:
+	// steps_per_generation.
 	StepsPerGeneration int `json:"steps_per_generation"`
 	// GenerationBatchSize is the completions generated at once, a multiple
 	// of BatchSize and of NumGenerations; it sets StepsPerGeneration =
