@@ -94,14 +94,30 @@ func (q *Lowp) Validate() error {
 	return nil
 }
 
+// lowpVec holds vector decoders (AVX-512 where the CPU has it; nil
+// members fall back to the Go loops). Each decodes a prefix of dst and
+// returns its length; nf4 decodes whole blocks from a block's start.
+type lowpVec struct {
+	bf16 func(dst []float32, src []uint16) int
+	int8 func(dst []float32, src []int8, scale float32) int
+	nf4  func(dst []float32, packed []byte, absmax []float32) int
+}
+
+// decodeVec is what Decode uses (tests swap it to check the Go loops).
+var decodeVec lowpVec
+
 // Decode writes the float32 values of flat indices off, off+1, …,
 // off+len(dst)-1 to dst.
 func (q *Lowp) Decode(dst []float32, off int) {
 	switch q.Format {
 	case BF16:
 		src := q.BF16[off : off+len(dst)]
-		for i, v := range src {
-			dst[i] = math.Float32frombits(uint32(v) << 16)
+		i := 0
+		if decodeVec.bf16 != nil {
+			i = decodeVec.bf16(dst, src)
+		}
+		for ; i < len(dst); i++ {
+			dst[i] = math.Float32frombits(uint32(src[i]) << 16)
 		}
 	case NF4:
 		decodeNF4(dst, q.Packed, q.Absmax, off)
@@ -111,6 +127,9 @@ func (q *Lowp) Decode(dst []float32, off int) {
 			row := (off + i) / q.Cols
 			end := min(len(dst), (row+1)*q.Cols-off)
 			s := q.Scale[row]
+			if decodeVec.int8 != nil {
+				i += decodeVec.int8(dst[i:end], src[i:end], s)
+			}
 			for j, v := range src[i:end] {
 				dst[i+j] = float32(v) * s
 			}
@@ -128,6 +147,11 @@ func decodeNF4(dst []float32, packed []byte, absmax []float32, off int) {
 	var tbl [16]float32
 	for i := 0; i < len(dst); {
 		blk := (off + i) / quant.BlockSize
+		if (off+i)%quant.BlockSize == 0 && len(dst)-i >= quant.BlockSize && decodeVec.nf4 != nil {
+			n := (len(dst) - i) / quant.BlockSize * quant.BlockSize
+			i += decodeVec.nf4(dst[i:i+n], packed[(off+i)/2:], absmax[blk:])
+			continue
+		}
 		end := min(len(dst), (blk+1)*quant.BlockSize-off)
 		a := absmax[blk]
 		for c, v := range quant.NF4 {

@@ -50,11 +50,34 @@ func lowpOf(t *testing.T, r *rand.Rand, f Format, size, cols int) (*Lowp, []floa
 // TestLowpDecode checks Decode against the separate dequantization at every
 // offset and length of a window that crosses NF4 blocks and int8 rows.
 func TestLowpDecode(t *testing.T) {
+	forEachDecoder(t, func(t *testing.T) { testLowpDecode(t) })
+}
+
+// forEachDecoder runs f with the vector decoders (if this CPU has them)
+// and with the Go loops.
+func forEachDecoder(t *testing.T, f func(t *testing.T)) {
+	defer func(v lowpVec) { decodeVec = v }(decodeVec)
+	vec := decodeVec
+	for _, d := range []struct {
+		name string
+		v    lowpVec
+	}{{"vector", vec}, {"go", lowpVec{}}} {
+		t.Run(d.name, func(t *testing.T) {
+			if d.name == "vector" && vec.bf16 == nil {
+				t.Skip("no vector decoders on this CPU")
+			}
+			decodeVec = d.v
+			f(t)
+		})
+	}
+}
+
+func testLowpDecode(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, f := range []Format{BF16, NF4, Int8} {
-		q, ref := lowpOf(t, r, f, 320, 10)
+		q, ref := lowpOf(t, r, f, 640, 40)
 		for off := 0; off < 140; off++ {
-			for _, n := range []int{1, 2, 3, 63, 64, 65, 130, 180} {
+			for _, n := range []int{1, 2, 3, 15, 16, 17, 63, 64, 65, 130, 180, 257, 500} {
 				got := make([]float32, n)
 				q.Decode(got, off)
 				for i := range got {
@@ -75,6 +98,10 @@ func TestLowpDecode(t *testing.T) {
 // off, every kernel family, batches.
 func TestGemmLowp(t *testing.T) {
 	shapes := [][3]int{{1, 1, 1}, {3, 5, 7}, {8, 33, 65}, {13, 70, 130}, {32, 4, 200}, {40, 97, 129}, {150, 45, 700}}
+	forEachDecoder(t, func(t *testing.T) { testGemmLowp(t, shapes) })
+}
+
+func testGemmLowp(t *testing.T, shapes [][3]int) {
 	forEachImpl(t, func(t *testing.T) {
 		forEachDotMode(func() {
 			seed := uint64(5)
