@@ -23,8 +23,18 @@ func broadcastInDimExec(b *simplego.Backend, node *simplego.Node, inputs []*simp
 	s, x, ok := f32Input(b, inputs, 0)
 	outShape := nodeShape(node)
 	bAxes, isInts := nodeData(node).([]int)
-	if !ok || len(x) == 1 || !isInts || outShape.DType != dtypes.Float32 || len(bAxes) != s.Rank() {
+	if !ok || !isInts || outShape.DType != dtypes.Float32 || len(bAxes) != s.Rank() {
 		return stock(b, node, inputs, owned)
+	}
+	if len(x) == 1 { // a fill (zeros of optimizer state, constants)
+		out, o, ok := f32Output(b, outShape)
+		if !ok {
+			return stock(b, node, inputs, owned)
+		}
+		c := x[0]
+		parallelFor(len(o), len(o), 64, func(lo, hi int) { fill(o[lo:hi], c) })
+		fastOpsCalls.Add(1)
+		return out, nil
 	}
 	// The operand's dimensions on the output axes (1 elsewhere); its flat
 	// data is already in that layout when the axes are increasing.
@@ -68,7 +78,25 @@ func broadcastInDimExec(b *simplego.Backend, node *simplego.Node, inputs []*simp
 			}
 		}
 	}
-	walk(0, 0, 0)
+	a := axes[0]
+	switch {
+	case last == 0: // a copy (a fill would have len(x) == 1)
+		parallelFor(a.n, 2*a.n, 64, func(lo, hi int) { copy(o[lo:hi], x[lo:hi]) })
+	case a.ls == 0: // repeated outermost axis: write block 0, copy it
+		walk(1, 0, 0)
+		block := o[:a.os]
+		parallelFor(a.n-1, 2*(a.n-1)*a.os, 1, func(lo, hi int) {
+			for i := lo + 1; i <= hi; i++ {
+				copy(o[i*a.os:], block)
+			}
+		})
+	default:
+		parallelFor(a.n, 2*a.n*a.os, 1, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				walk(1, i*a.ls, i*a.os)
+			}
+		})
+	}
 	fastOpsCalls.Add(1)
 	return out, nil
 }
@@ -148,18 +176,48 @@ func reduceExec(opType backends.OpType) nodeExecutor {
 	}
 }
 
+// reduceWalk reduces x into o (already holding the initial value) over
+// the collapsed axes. The outermost kept axis is split across goroutines:
+// each owns a slice of the output and visits its inputs in flat order, so
+// the result does not depend on the split. A full reduction (no kept
+// axis) runs on the caller.
 func reduceWalk(opType backends.OpType, axes []rAxis, o, x []float32) {
+	split := -1
+	for i, a := range axes {
+		if a.os != 0 {
+			split = i
+			break
+		}
+	}
+	if split < 0 {
+		reduceRange(opType, axes, o, x, -1, 0, 0)
+		return
+	}
+	align := 1
+	if split == len(axes)-1 {
+		align = 16
+	}
+	parallelFor(axes[split].n, len(x), align, func(lo, hi int) { reduceRange(opType, axes, o, x, split, lo, hi) })
+}
+
+// reduceRange is reduceWalk restricted to indices [lo, hi) of axis split
+// (none when split < 0).
+func reduceRange(opType backends.OpType, axes []rAxis, o, x []float32, split, lo, hi int) {
 	last := len(axes) - 1
 	var walk func(ax, xo, oo int)
 	walk = func(ax, xo, oo int) {
 		a := axes[ax]
+		i0, i1 := 0, a.n
+		if ax == split {
+			i0, i1 = lo, hi
+		}
 		if ax < last {
-			for i := range a.n {
+			for i := i0; i < i1; i++ {
 				walk(ax+1, xo+i*a.xs, oo+i*a.os)
 			}
 			return
 		}
-		xx := x[xo : xo+a.n]
+		xx := x[xo+i0 : xo+i1]
 		if a.os == 0 { // reduce a contiguous run into one element
 			acc := o[oo]
 			switch opType {
@@ -175,7 +233,7 @@ func reduceWalk(opType backends.OpType, axes []rAxis, o, x []float32) {
 			o[oo] = acc
 			return
 		}
-		oo2 := o[oo : oo+a.n]
+		oo2 := o[oo+i0 : oo+i1]
 		switch opType {
 		case backends.OpTypeReduceSum:
 			for i, v := range xx {
@@ -237,8 +295,8 @@ func transposeExec(b *simplego.Backend, node *simplego.Node, inputs []*simplego.
 	if !ok {
 		return stock(b, node, inputs, owned)
 	}
-	if len(axes) == 0 { // only size-1 axes
-		copy(o, x)
+	if len(axes) == 0 || len(axes) == 1 && axes[0].xs == 1 { // a copy
+		parallelFor(len(o), 2*len(o), 64, func(lo, hi int) { copy(o[lo:hi], x[lo:hi]) })
 		fastOpsCalls.Add(1)
 		return out, nil
 	}
@@ -261,7 +319,21 @@ func transposeExec(b *simplego.Backend, node *simplego.Node, inputs []*simplego.
 			oo2[i] = x[xo+i*a.xs]
 		}
 	}
-	walk(0, 0, 0)
+	if last == 0 { // one gathered run
+		a := axes[0]
+		parallelFor(a.n, 2*a.n, 64, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				o[i] = x[i*a.xs]
+			}
+		})
+	} else {
+		a := axes[0]
+		parallelFor(a.n, 2*len(o), 1, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				walk(1, i*a.xs, i*a.os)
+			}
+		})
+	}
 	fastOpsCalls.Add(1)
 	return out, nil
 }

@@ -9,12 +9,13 @@ package backend
 //     each other (shapes differ and neither has a single element), and
 //     Equal of such int32 or float32 operands (one-hot encodings);
 //   - Add, Sub, Mul, Div of same-shape operands or with a single-element
-//     operand, Exp, Logistic and Where, on internal/vec32's SIMD loops
-//     (simplego_flatops.go);
+//     operand, Exp, Logistic and Where, on internal/vec32's SIMD loops,
+//     and Sqrt and Neg (simplego_flatops.go);
 //   - BroadcastInDim, ReduceSum, ReduceMax, ReduceMin and Transpose
 //     (simplego_axes.go).
 //
-// The inner loops are in simplego_binloops.go.
+// The inner loops are in simplego_binloops.go. Ops on large tensors are
+// split across goroutines (parallel.go).
 //
 // SimpleGo runs these with a per-element index iterator that costs far
 // more than the arithmetic. The replacements first collapse adjacent axes
@@ -66,7 +67,7 @@ var (
 )
 
 // FastElementwise reports whether the float32 element-wise ops (Add, Sub,
-// Mul, Div, Max, Min, Pow, Equal, Exp, Logistic, Where), BroadcastInDim,
+// Mul, Div, Max, Min, Pow, Equal, Exp, Logistic, Sqrt, Neg, Where), BroadcastInDim,
 // reductions and Transpose of the "go" backend run on
 // grpokit's executors (nil) or on SimpleGo's own (the error says why). It
 // is meaningful once a "go" backend has been made.
@@ -97,6 +98,8 @@ var fastOps = map[backends.OpType]nodeExecutor{
 	backends.OpTypeTranspose:      transposeExec,
 	backends.OpTypeExp:            unaryExec(backends.OpTypeExp, vec32.Exp),
 	backends.OpTypeLogistic:       unaryExec(backends.OpTypeLogistic, vec32.Logistic),
+	backends.OpTypeSqrt:           unaryExec(backends.OpTypeSqrt, sqrt32),
+	backends.OpTypeNeg:            unaryExec(backends.OpTypeNeg, neg32),
 	backends.OpTypeWhere:          whereExec,
 }
 
@@ -276,7 +279,9 @@ func collapseBinary(ld, rd, od []int) (axes []bAxis, ok bool) {
 }
 
 // walkRuns calls run with the lhs, rhs and output offsets of every
-// innermost run of the collapsed axes, in output order.
+// innermost run of the collapsed axes: the outermost axis split across
+// goroutines (parallelFor), in output order within each. run must only
+// write the output run it is given.
 func walkRuns(axes []bAxis, run func(lo, ro, oo int)) {
 	last := len(axes) - 1
 	var walk func(ax, lo, ro, oo int)
@@ -290,7 +295,16 @@ func walkRuns(axes []bAxis, run func(lo, ro, oo int)) {
 			walk(ax+1, lo+i*a.ls, ro+i*a.rs, oo+i*a.os)
 		}
 	}
-	walk(0, 0, 0, 0)
+	if last == 0 {
+		walk(0, 0, 0, 0)
+		return
+	}
+	a := axes[0]
+	parallelFor(a.n, 3*a.n*a.os, 1, func(i0, i1 int) {
+		for i := i0; i < i1; i++ {
+			walk(1, i*a.ls, i*a.rs, i*a.os)
+		}
+	})
 }
 
 // broadcastBinary computes o = l op r over the collapsed axes.

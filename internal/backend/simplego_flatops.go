@@ -16,6 +16,7 @@ package backend
 // Where's result is exact.
 
 import (
+	"math"
 	"slices"
 
 	"github.com/gomlx/gomlx/backends"
@@ -71,15 +72,32 @@ func flatBinary(b *simplego.Backend, op binOp, ls, rs, outShape shapes.Shape, l,
 	if !ok {
 		return nil, false
 	}
-	switch form {
-	case vv:
-		vec32.Binary(vop, o, l, r)
-	case vs:
-		vec32.BinaryScalar(vop, o, l, r[0])
-	case sv:
-		vec32.ScalarBinary(vop, o, l[0], r)
-	}
+	parallelFor(n, 3*n, 64, func(lo, hi int) {
+		switch form {
+		case vv:
+			vec32.Binary(vop, o[lo:hi], l[lo:hi], r[lo:hi])
+		case vs:
+			vec32.BinaryScalar(vop, o[lo:hi], l[lo:hi], r[0])
+		case sv:
+			vec32.ScalarBinary(vop, o[lo:hi], l[0], r[lo:hi])
+		}
+	})
 	return out, true
+}
+
+// sqrt32 and neg32 are SimpleGo's float32 Sqrt and Neg (same results).
+func sqrt32(dst, x []float32) {
+	x = x[:len(dst)]
+	for i, v := range x {
+		dst[i] = float32(math.Sqrt(float64(v)))
+	}
+}
+
+func neg32(dst, x []float32) {
+	x = x[:len(dst)]
+	for i, v := range x {
+		dst[i] = -v
+	}
 }
 
 // unaryExec returns the executor of a float32 unary op computed by f; other
@@ -101,7 +119,7 @@ func unaryExec(opType backends.OpType, f func(dst, x []float32)) nodeExecutor {
 		} else if out, o, ok = f32Output(b, s); !ok {
 			return stock(b, node, inputs, owned)
 		}
-		f(o, x)
+		parallelFor(len(o), 2*len(o), 64, func(lo, hi int) { f(o[lo:hi], x[lo:hi]) })
 		fastOpsCalls.Add(1)
 		return out, nil
 	}
@@ -140,7 +158,15 @@ func whereExec(b *simplego.Backend, node *simplego.Node, inputs []*simplego.Buff
 			return stock(b, node, inputs, owned)
 		}
 	}
-	vec32.Where(o, cond, t, f)
+	part := func(x []float32, lo, hi int) []float32 {
+		if len(x) == 1 {
+			return x
+		}
+		return x[lo:hi]
+	}
+	parallelFor(len(o), 4*len(o), 64, func(lo, hi int) {
+		vec32.Where(o[lo:hi], cond[lo:hi], part(t, lo, hi), part(f, lo, hi))
+	})
 	fastOpsCalls.Add(1)
 	return out, nil
 }

@@ -112,7 +112,8 @@ func refLogistic32(x float32) float32 {
 }
 
 // TestUnaryExecutor checks Exp and Logistic against float64 math.Exp
-// (2 and 3 ulp), owned and not, including overflow, underflow and NaN.
+// (2 and 3 ulp), Sqrt and Neg exactly, owned and not, including
+// overflow, underflow, negative square roots and NaN.
 func TestUnaryExecutor(t *testing.T) {
 	b := fastBackend(t)
 	r := rand.New(rand.NewPCG(9, 10))
@@ -120,7 +121,9 @@ func TestUnaryExecutor(t *testing.T) {
 		op     backends.OpType
 		ref    func(float32) float32
 		maxULP int64
-	}{{backends.OpTypeExp, refExp32, 2}, {backends.OpTypeLogistic, refLogistic32, 3}} {
+	}{{backends.OpTypeExp, refExp32, 2}, {backends.OpTypeLogistic, refLogistic32, 3},
+		{backends.OpTypeSqrt, func(x float32) float32 { return float32(math.Sqrt(float64(x))) }, 0},
+		{backends.OpTypeNeg, func(x float32) float32 { return -x }, 0}} {
 		for _, n := range flatLengths {
 			x := randomF32(r, n, false)
 			for i := range x {

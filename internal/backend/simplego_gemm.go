@@ -390,16 +390,29 @@ func offsets(dims, strides, axes []int) []int {
 	return offs
 }
 
-// normalize copies data into a dense [batch, cross, contracting] layout.
+// normalize copies data into a dense [batch, cross, contracting] layout:
+// one output row per (batch, cross) index, copied as a block when the
+// contracting axes are contiguous in data (the usual case: attention's
+// [B, T, kv, rep, hd] queries), else gathered; rows are split across
+// goroutines.
 func normalize(data []float32, dims, strides, batchAxes, cross, contract []int) []float32 {
 	ob, ox, ok := offsets(dims, strides, batchAxes), offsets(dims, strides, cross), offsets(dims, strides, contract)
-	out := make([]float32, 0, len(data))
-	for _, b := range ob {
-		for _, x := range ox {
-			for _, k := range ok {
-				out = append(out, data[b+x+k])
+	kn := len(ok)
+	out := make([]float32, len(ob)*len(ox)*kn)
+	ks, dense := groupStride(dims, strides, contract)
+	dense = dense && (ks == 1 || kn == 1)
+	rows := len(ob) * len(ox)
+	parallelFor(rows, 2*len(out), 1, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			base, dst := ob[r/len(ox)]+ox[r%len(ox)], out[r*kn:(r+1)*kn]
+			if dense {
+				copy(dst, data[base:base+kn])
+				continue
+			}
+			for i, k := range ok {
+				dst[i] = data[base+k]
 			}
 		}
-	}
+	})
 	return out
 }

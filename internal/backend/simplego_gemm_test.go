@@ -43,6 +43,11 @@ func dotCases() []dotCase {
 		dotCase{"batch_apart_BTHd", []int{2, 5, 3, 8}, []int{2, 7, 3, 8}, []int{3}, []int{0, 2}, []int{3}, []int{0, 2}},
 		// Two contracting axes, contiguous on the left, scattered on the right.
 		dotCase{"two_contracting", []int{6, 3, 5}, []int{5, 7, 3}, []int{1, 2}, nil, []int{2, 0}, nil},
+		// Grouped-query attention ([B, T, kv, rep, hd] queries): cross axes
+		// T and rep apart (copied, contracting axis contiguous), and the
+		// key gradient's contracting axes T and rep apart (gathered).
+		dotCase{"gqa_scores", []int{2, 5, 3, 2, 8}, []int{2, 7, 3, 8}, []int{4}, []int{0, 2}, []int{3}, []int{0, 2}},
+		dotCase{"gqa_key_grad", []int{2, 5, 3, 2, 8}, []int{2, 3, 5, 2, 7}, []int{1, 3}, []int{0, 2}, []int{2, 3}, []int{0, 1}},
 		// Cross axes split by the contracting one.
 		dotCase{"split_cross", []int{4, 9, 3}, []int{9, 5}, []int{1}, nil, []int{0}, nil},
 		// Matrix times vector and vector dot vector.

@@ -1,0 +1,53 @@
+package backend
+
+// SimpleGo runs one op at a time (DefaultGo is "ops_sequential") and its
+// ops, but for DotGeneral, on the calling goroutine: on 2 cores every
+// element-wise op, transpose and reduction left one core idle. The
+// executors of the element-wise hook split ops above a size threshold
+// across GOMAXPROCS goroutines with parallelFor. Each output element is
+// still computed by one goroutine with the same operations in the same
+// order, so results do not depend on the split.
+
+import (
+	"runtime"
+	"sync"
+)
+
+var (
+	// parallelMinWork is the number of elements (read plus written) an op
+	// must touch before it is split: below it the goroutine start and join
+	// (a few µs) cost more than they save.
+	parallelMinWork = 1 << 16
+	// parallelThreads, when > 0, replaces GOMAXPROCS (tests).
+	parallelThreads = 0
+)
+
+// parallelFor calls f on disjoint chunks [lo, hi) that cover [0, n):
+// concurrently on up to GOMAXPROCS goroutines (the caller's among them)
+// when the op touches at least parallelMinWork elements per goroutine,
+// else once on the caller. Chunk bounds but the last are multiples of
+// align (keep SIMD loops on whole registers). It returns when all chunks
+// are done.
+func parallelFor(n, work, align int, f func(lo, hi int)) {
+	nt := parallelThreads
+	if nt <= 0 {
+		nt = runtime.GOMAXPROCS(0)
+	}
+	nt = min(nt, work/parallelMinWork, n)
+	if nt <= 1 {
+		f(0, n)
+		return
+	}
+	chunk := (n + nt - 1) / nt
+	chunk = (chunk + align - 1) / align * align
+	var wg sync.WaitGroup
+	for lo := chunk; lo < n; lo += chunk {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			f(lo, hi)
+		}(lo, min(lo+chunk, n))
+	}
+	f(0, min(chunk, n))
+	wg.Wait()
+}
