@@ -20,11 +20,14 @@ import (
 // Storage is how a model holds its weights. Only StorageF32 weights can
 // train (full fine-tuning keeps float32 masters); the others are for a
 // frozen base under LoRA (QLoRA) and for reference models. Whatever the
-// storage, every product runs in float32: a low-precision weight is widened
-// inside the graph just before its product, and the widened copy lives only
-// as long as that product (the backward pass widens it again rather than
-// keeping it; internal/vjp.Recompute). Norm weights and biases always stay
-// float32.
+// storage, every product runs in float32 on the same float32 values. On the
+// pure-Go backend a low-precision weight is never widened whole: its
+// products decode it while packing their panels (internal/gemm's Lowp, fed
+// by lowpWeight's carriers), reading 2 (bf16), 1 (int8) or ½ (NF4) bytes a
+// value. Elsewhere (XLA) it is widened inside the graph just before its
+// product, and the widened copy lives only as long as that product (the
+// backward pass widens it again rather than keeping it;
+// internal/vjp.Recompute). Norm weights and biases always stay float32.
 type Storage string
 
 const (

@@ -16,6 +16,13 @@
 // and W's rows in place, 4×4 (AVX2: 2×4) outputs at a time, so W is
 // streamed once, prefetched, and never packed.
 //
+// A B held in low precision (Mat.Q: bfloat16, NF4 with its absmax, int8
+// with a scale per row; see Lowp) is decoded while its panels are packed,
+// or, on the dot-product path, a few rows at a time into an L2-resident
+// scratch (AVX-512 decoders where the CPU has them): a frozen weight is
+// read at 2, 1 or ½ bytes a value and never copied whole to float32, and
+// the results are those of the dequantized float32 B exactly.
+//
 // The GEMM kernels prefetch their C tile and B sixteen rows ahead (B read
 // in place has its rows in different pages, which the hardware prefetcher
 // does not follow).
