@@ -26,10 +26,14 @@ var _ MemoryPlanner = (*LMPolicy)(nil)
 func (p *LMPolicy) MemoryRequest(cfg Config, promptTokens int) MemoryRequest {
 	c := p.model.Config()
 	r := MemoryRequest{Model: c, Train: cfg, Storage: p.model.Storage(), PromptTokens: promptTokens}
-	for _, v := range p.model.BaseVariables() {
-		r.WeightBytes += int64(v.Shape().Memory())
-	}
 	if p.adapter != nil {
+		// The frozen base as held: every non-trainable variable in the
+		// weights' scopes (bf16 matrices, NF4 codes and scales, norms).
+		for v := range p.model.Context().IterVariables() {
+			if sc := v.Scope(); !v.Trainable && (strings.HasPrefix(sc, "/model") || strings.HasPrefix(sc, "/lm_head")) {
+				r.WeightBytes += int64(v.Shape().Memory())
+			}
+		}
 		ac := p.adapter.Config()
 		r.LoRARank, r.DoubleQuant = ac.R, ac.DoubleQuant
 		r.LoRATargets = moduleKinds(p.adapter.Modules())

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/lora"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 )
@@ -63,5 +64,37 @@ func TestTrainerPrintsMemoryPlan(t *testing.T) {
 	}
 	if out, err := run("off"); err != nil || !strings.Contains(out, "memory plan:") {
 		t.Errorf("off: %v\n%s", err, out)
+	}
+}
+
+// TestLMPolicyMemoryRequest: the bytes a loaded model's frozen weights
+// take (summed over its variables) are what model.Config.HeldBytes counts
+// from the shapes, for each storage.
+func TestLMPolicyMemoryRequest(t *testing.T) {
+	shape := model.Config{
+		ModelType: "llama", VocabSize: 256, HiddenSize: 64, IntermediateSize: 128,
+		NumHiddenLayers: 2, NumAttentionHeads: 4, NumKeyValueHeads: 2, HeadDim: 16, MaxPositionEmbeddings: 64,
+		RMSNormEps: 1e-5, RopeTheta: 10000, TieWordEmbeddings: true, HiddenAct: "silu", BOSTokenID: 1, EOSTokenIDs: []int{2},
+	}
+	for _, st := range []model.Storage{model.StorageBF16, model.StorageNF4, model.StorageInt8} {
+		m, err := model.New(shape, 1, &model.Options{Storage: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := lora.Attach(m, lora.Config{R: 4, Alpha: 8, Seed: 1, TargetModules: []string{"q_proj", "down_proj"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := grpo.NewLMPolicy(m, a, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := p.MemoryRequest(grpo.DefaultConfig(), 0)
+		if want := shape.HeldBytes(st, "F32", false); r.WeightBytes != want {
+			t.Errorf("%s: WeightBytes %d, HeldBytes %d", st, r.WeightBytes, want)
+		}
+		if r.LoRARank != 4 || len(r.LoRATargets) != 2 || r.Storage != st {
+			t.Errorf("%s: %+v", st, r)
+		}
 	}
 }

@@ -20,7 +20,8 @@
 //
 // The prompts are random token ids (no tokenizer needed). The first step
 // compiles the graphs; s/step is the mean of the later steps (of the only
-// one with -steps 1).
+// one with -steps 1). CPU s is the child's user + system time, load and
+// compilation included: on a shared machine it is steadier than wall time.
 package main
 
 import (
@@ -175,7 +176,9 @@ func run(args []string, w io.Writer) error {
 	if o.prepare {
 		return nil
 	}
-	req := grpo.MemoryRequest{Model: cfg, Train: o.trainConfig(), Storage: o.storage(), PromptTokens: o.promptTokens}
+	// The folder's matrices are bf16 (WriteRandomHF), whatever its
+	// config.json's torch_dtype says.
+	req := grpo.MemoryRequest{Model: cfg, Train: o.trainConfig(), Storage: o.storage(), PromptTokens: o.promptTokens, FileDType: "BF16"}
 	if o.train == "lora" {
 		req.LoRARank = o.loraRank
 	}
@@ -218,11 +221,12 @@ func run(args []string, w io.Writer) error {
 			what = "LoRA bf16"
 		}
 	}
-	fmt.Fprintf(w, "\n| workload | plan (estimate) | peak RSS | estimate / peak | s/step | first step s | wall |\n|---|---|---|---|---|---|---|\n")
-	fmt.Fprintf(w, "| %s %s, %s, %d steps | %s | %s | %.2f | %.1f | %.1f | %s |\n",
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	fmt.Fprintf(w, "\n| workload | plan (estimate) | peak RSS | estimate / peak | s/step | first step s | wall | CPU s |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| %s %s, %s, %d steps | %s | %s | %.2f | %.1f | %.1f | %s | %.0f |\n",
 		strings.TrimSuffix(filepath.Base(o.config), ".json"), o.workload, what, o.steps,
 		grpo.FormatBytes(plan.Peak), grpo.FormatBytes(peak), float64(plan.Peak)/float64(max(peak, 1)),
-		r.SecondsPerStep, r.FirstStep, wall.Round(time.Second))
+		r.SecondsPerStep, r.FirstStep, wall.Round(time.Second), cpu.Seconds())
 	return nil
 }
 
