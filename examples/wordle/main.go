@@ -1,8 +1,13 @@
 // Command wordle trains a language model to play Wordle as a multi-turn
 // game (package envs/wordle): a supervised warm start on the games of a
 // solver, then GRPO on whole games, each move rewarded for format, a valid
-// word, consistency with all feedback so far, green and yellow letters, and
-// a win (more for fewer guesses).
+// word, consistency with all feedback so far and the share of that
+// feedback it agrees with (wordle.Breakdown.Fit), with a KL term towards
+// the warm start (beta 0.05). Partial credit for green and yellow letters
+// and the win bonus are scored and logged but weigh 0 by default: they
+// depend on the secret and, on training answers the warm start has seen,
+// reward remembering answers rather than reading the board (-weights sets
+// all six weights).
 //
 // With no -model it builds a tiny Llama-shaped model (2 layers of width
 // 64) whose prompt is the board as facts, one token each ("GcA YrB Xn

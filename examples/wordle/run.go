@@ -51,18 +51,31 @@ type config struct {
 	// is skipped; otherwise the warm start runs and saves its model there.
 	// It lets GRPO settings be compared from one SFT model.
 	WarmDir string `json:"warm_start_dir"`
-	// Weights weigh the move rewards in GRPO's advantages; zero means
-	// wordle.DefaultWeights.
+	// Weights weigh the move rewards in GRPO's advantages (default
+	// grpoWeights); all zero means wordle.DefaultWeights.
 	Weights wordle.Weights `json:"reward_weights"`
 }
 
 // defaults are the settings of `go run ./examples/wordle`.
 func defaults() config {
 	return config{Config: exkit.Config{
-		Train: "full", LoRARank: 8, Steps: 400, Generations: 8, Prompts: 4,
-		LR: 3e-4, Temperature: 1, SFTSteps: 2000, Eval: 200,
-		Out: filepath.Join("runs", "wordle"), Seed: 1, TimeLimit: exkit.Duration(12 * time.Minute),
-	}, MaxCompletion: 24, SFTMoves: 20000, SFTLR: 3e-3, Scale: "batch", Hidden: 64, Layers: 2}
+		Train: "full", LoRARank: 8, Steps: 800, Generations: 8, Prompts: 8,
+		LR: 3e-4, Beta: 0.05, Temperature: 1, SFTSteps: 2000, Eval: 200,
+		Out: filepath.Join("runs", "wordle"), Seed: 1, TimeLimit: exkit.Duration(20 * time.Minute),
+	}, MaxCompletion: 24, SFTMoves: 20000, SFTLR: 3e-3, Scale: "batch", Hidden: 64, Layers: 2,
+		Weights: grpoWeights()}
+}
+
+// grpoWeights are the move rewards GRPO learns from: consistency (1) and
+// its graded form Fit (2), format and validity as in envs/wordle, and no
+// weight on partial credit or the win. Those two depend on the secret, not
+// on the board: on training answers that the warm start has seen they
+// reward remembering the answer, which does not carry over to held-out
+// words, and they drown the board's own signal (with them GRPO lowered
+// held-out wins; see examples/README.md). A consistent guess is the move
+// that can win, so consistency is what a player needs to learn.
+func grpoWeights() wordle.Weights {
+	return wordle.Weights{Format: 0.2, Valid: 0.2, Consistent: 1, Fit: 2}
 }
 
 func parse(cfg *config, args []string) error {
@@ -479,8 +492,8 @@ func run(ctx context.Context, cfg config) error {
 		winSteps, winTotals = append(winSteps, m["step"]), append(winTotals, float64(games.wins))
 		games.mu.Unlock()
 	}
-	fmt.Fprintf(out, "\nGRPO: %d steps × %d games × %d samples per move, lr %g, temperature %g, rewards scaled by %s std (%s)\n",
-		cfg.Steps, cfg.Prompts, cfg.Generations, cfg.LR, cfg.Temperature, cfg.Scale, time.Since(start).Round(time.Second))
+	fmt.Fprintf(out, "\nGRPO: %d steps × %d games × %d samples per move, lr %g, beta %g, temperature %g, rewards scaled by %s std, weights %+v (%s)\n",
+		cfg.Steps, cfg.Prompts, cfg.Generations, cfg.LR, cfg.Beta, cfg.Temperature, cfg.Scale, cfg.Weights, time.Since(start).Round(time.Second))
 	trainTime, stop, err := exkit.Train(ctx, "wordle", &cfg.Config, out, trainer.Step,
 		func(ctx context.Context) error { return trainer.TrainEnv(ctx, games) },
 		func() error { return plot(cfg.Out, winSteps, winTotals) })
@@ -499,6 +512,7 @@ func run(ctx context.Context, cfg config) error {
 	row("win rate", before.WinRate, after.WinRate)
 	fmt.Fprintf(out, "%-30s %9.2f %9.2f\n", "mean guesses of the wins", before.MeanTurns, after.MeanTurns)
 	row("moves consistent", before.ConsistentRate, after.ConsistentRate)
+	fmt.Fprintf(out, "%-30s %9d %9d\n", "repeated guesses", before.Repeats, after.Repeats)
 	fmt.Fprintf(out, "%-30s %9d %9d\n", "invalid moves", before.Invalid, after.Invalid)
 	row("moves well formatted", before.FormatRate, after.FormatRate)
 	row("partial credit (mean)", before.MeanPartial, after.MeanPartial)
