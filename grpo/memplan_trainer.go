@@ -58,29 +58,34 @@ func moduleKinds(modules []string) []string {
 	return out
 }
 
-// planMemory prints the memory plan before step 0 and checks it against
-// the memory available; src gives the longest of the first prompts.
-func (t *Trainer) planMemory(src source) error {
+// planMemory prints the memory plan before step 0, checks it against the
+// memory available and sets Go's memory limit to its peak for the run
+// (limitGC); src gives the longest of the first prompts. restore undoes
+// the limit.
+func (t *Trainer) planMemory(src source) (restore func(), err error) {
+	restore = func() {}
 	mp, ok := t.policy.(MemoryPlanner)
 	if !ok {
-		return nil
+		return restore, nil
 	}
 	req := mp.MemoryRequest(t.cfg, t.longestPrompt(src))
 	plan, err := PlanMemory(req)
 	if err != nil {
 		// A model the planner cannot describe trains anyway.
 		fmt.Fprintf(t.progress(), "grpo: memory plan: %v\n", err)
-		return nil
+		return restore, nil
 	}
 	avail, source, off, err := AvailableMemory()
 	if err != nil {
-		return err
+		return restore, err
 	}
 	plan.Format(t.progress(), avail, source)
-	if off {
-		return nil
+	if !off {
+		if err := plan.Check(avail, source); err != nil {
+			return restore, err
+		}
 	}
-	return plan.Check(avail, source)
+	return limitGC(t.progress(), plan, avail), nil
 }
 
 // longestPrompt returns the token count of the longest of the dataset's

@@ -220,9 +220,11 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 	if err := t.checkEval(); err != nil {
 		return err
 	}
-	if err := t.planMemory(src); err != nil {
+	restoreGC, err := t.planMemory(src)
+	if err != nil {
 		return err
 	}
+	defer restoreGC()
 	if err := t.prepareOutputDir(); err != nil {
 		return err
 	}

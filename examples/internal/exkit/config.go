@@ -44,6 +44,11 @@ type Config struct {
 	// "16GB", or "off" to run whatever the plan says); "" detects it
 	// (grpo.AvailableMemory, $GRPOKIT_MEMORY_LIMIT).
 	MemoryLimit string `json:"memory_limit"`
+	// GradientCheckpointing recomputes each decoder layer in the backward
+	// pass instead of keeping its activations (grpo.Config's; TRL's
+	// gradient_checkpointing): less memory, about one more forward pass of
+	// time.
+	GradientCheckpointing bool `json:"gradient_checkpointing"`
 	// Steps is the number of GRPO optimizer steps.
 	Steps int `json:"max_steps"`
 	// Generations is G, the completions sampled per prompt.
@@ -129,6 +134,7 @@ func (c *Config) GRPO(loggingSteps int) grpo.Config {
 	gc.Temperature = c.Temperature
 	gc.LearningRate = c.LR
 	gc.Beta = c.Beta
+	gc.GradientCheckpointing = c.GradientCheckpointing
 	gc.Seed = c.Seed
 	gc.OutputDir = c.Out
 	gc.SaveSteps = 0
@@ -159,6 +165,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.LoRARank, "lora-rank", c.LoRARank, "LoRA rank r (alpha = 2r) with -train lora")
 	fs.StringVar(&c.Quantize, "quantize", c.Quantize, "with -train lora: hold the frozen base as nf4 or int8 (QLoRA: bitsandbytes' load_in_4bit, bnb_4bit_quant_type=nf4 / load_in_8bit); empty keeps the checkpoint's dtype")
 	fs.StringVar(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "memory the run may use, checked against the memory plan printed before step 0 (e.g. 16GB; off: do not stop); default detected ($"+grpo.MemoryLimitEnv+", MemAvailable, cgroup limit)")
+	fs.BoolVar(&c.GradientCheckpointing, "gradient-checkpointing", c.GradientCheckpointing, "recompute each decoder layer in the backward pass: less memory, about one more forward pass of time (TRL's gradient_checkpointing)")
 	fs.IntVar(&c.Steps, "steps", c.Steps, "GRPO optimizer steps")
 	fs.IntVar(&c.Generations, "generations", c.Generations, "completions sampled per prompt (G)")
 	fs.IntVar(&c.Prompts, "prompts", c.Prompts, "prompts per optimizer step")
