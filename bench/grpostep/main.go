@@ -82,6 +82,7 @@ func run(args []string, w io.Writer) error {
 	firstProfile := fs.String("firstprofile", "", "write a CPU profile of the first (compiling) step to this file")
 	tiny := fs.Bool("tiny", false, "a tiny model instead of SmolLM2-135M's shape (smoke test)")
 	decodeOnly := fs.Bool("decodeonly", false, "only the decode step of -variant genheavy against the bandwidth bound (no training)")
+	checkpointing := fs.Bool("gradient-checkpointing", false, "recompute each decoder layer in the backward pass (grpo.Config.GradientCheckpointing)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -132,6 +133,7 @@ func run(args []string, w io.Writer) error {
 	cfg.ShuffleDataset = false
 	cfg.LoggingSteps = 0
 	cfg.MaxSteps = 1 + *steps
+	cfg.GradientCheckpointing = *checkpointing
 	tr, err := grpo.NewTrainer(policy, cfg, reward.Named{Name: "noise", Weight: 1, Scorer: noise()})
 	if err != nil {
 		return err
