@@ -178,9 +178,9 @@ func (m *Model) storeAs(name string, data []float32, shape []int, format string,
 	}
 	switch format {
 	case "f32":
-		m.putVar(scope, v, tensors.FromFlatDataAndDimensions(data, shape...), true)
+		m.putVar(scope, v, onBackend(m.backend, data, shape...), true)
 	case "bf16":
-		m.putVar(scope, v, tensors.FromFlatDataAndDimensions(toBF16(data), shape...), false)
+		m.putVar(scope, v, onBackend(m.backend, toBF16(data), shape...), false)
 	case "nf4":
 		m.deleteVar(scope, v)
 		q := quant.QuantizeNF4(data, double)
