@@ -290,3 +290,40 @@ func TestWarmDir(t *testing.T) {
 		t.Errorf("%s differs after loading the warm start", name)
 	}
 }
+
+// TestResumeKeepsWarmReference: a resumed run skips the warm start, so the
+// KL reference must come from the warm start kept in Out/warm-start, not
+// from the untrained model; without that folder resuming with beta > 0 is
+// an error.
+func TestResumeKeepsWarmReference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a tiny model for 2 steps")
+	}
+	var out bytes.Buffer
+	cfg := defaults()
+	cfg.Steps, cfg.SFTSteps, cfg.Prompts, cfg.Generations, cfg.Eval, cfg.MaxCompletion = 1, 2, 1, 2, 1, 8
+	cfg.SFTMoves, cfg.Hidden, cfg.Layers, cfg.TimeLimit = 20, 16, 1, 0
+	cfg.Out, cfg.Quiet, cfg.Stdout = t.TempDir(), true, &out
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	warm := filepath.Join(cfg.Out, warmStartDir, "model.safetensors")
+	if _, err := os.Stat(warm); err != nil {
+		t.Fatalf("the warm start was not kept: %v", err)
+	}
+	cfg.Resume, cfg.Steps = true, 2
+	out.Reset()
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if want := "KL reference: the warm start in"; !strings.Contains(out.String(), want) {
+		t.Errorf("resumed run's output lacks %q:\n%s", want, out.String())
+	}
+	if err := os.Remove(warm); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Steps = 3
+	if err := run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "holds no model.safetensors") {
+		t.Errorf("resume without the warm start: error %v", err)
+	}
+}

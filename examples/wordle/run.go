@@ -430,6 +430,24 @@ func run(ctx context.Context, cfg config) error {
 			fmt.Fprintf(out, "\nwarm start: the model in %s (no supervised steps)\n", cfg.WarmDir)
 		}
 	}
+	// The KL reference is a copy of the weights NewTrainer finds. A resumed
+	// run skips the warm start, so the warm-started model kept in
+	// Out/warm-start is loaded first (the checkpoint then replaces the
+	// policy's weights, not the reference's); without it the reference
+	// would be the untrained model.
+	ownWarm := filepath.Join(cfg.Out, warmStartDir)
+	if s.Tiny && from != "" && cfg.SFTSteps > 0 {
+		ok, err := loadWarm(s.Model, ownWarm)
+		if err != nil {
+			return err
+		}
+		if !ok && cfg.Beta != 0 {
+			return fmt.Errorf("wordle: -resume with -beta %g: %s holds no model.safetensors, the warm start that the KL term keeps GRPO near", cfg.Beta, ownWarm)
+		}
+		if ok {
+			fmt.Fprintf(out, "KL reference: the warm start in %s\n", ownWarm)
+		}
+	}
 	if s.Tiny && cfg.SFTSteps > 0 && from == "" && !warmLoaded {
 		pairs, err := warmStart(cfg, p, train)
 		if err != nil {
@@ -448,6 +466,12 @@ func run(ctx context.Context, cfg config) error {
 			if err := s.Model.Save(cfg.WarmDir); err != nil {
 				return fmt.Errorf("wordle: save warm start: %w", err)
 			}
+		}
+		warmLoaded = true
+	}
+	if warmLoaded {
+		if err := s.Model.Save(ownWarm); err != nil {
+			return fmt.Errorf("wordle: save warm start: %w", err)
 		}
 	}
 	held := test[:min(cfg.Eval, len(test))]
@@ -551,6 +575,10 @@ func warmStart(cfg config, p prompter, train []string) ([]exkit.Pair, error) {
 	}
 	return pairs, nil
 }
+
+// warmStartDir is the folder under Out that keeps the warm-started model
+// of a run: the KL reference when the run is resumed.
+const warmStartDir = "warm-start"
 
 // loadWarm sets m's weights from dir/model.safetensors; it reports false
 // when dir holds no model.
