@@ -44,6 +44,10 @@ var ties sync.Map // weak.Pointer[Node] → tie
 // after its last use — differentiates that copy, and hands the gradients
 // of x and of the parameters to the tie's Slices (see sliceVJP).
 //
+// XLA schedules a graph itself and may merge the two builds of f (common
+// subexpression elimination): the result is the same, the saving may not
+// be.
+//
 // f is called twice and must build the same deterministic function of x
 // each time (no random numbers, no variable updates); every activation it
 // differentiates must come in through x: nodes it captures other than
