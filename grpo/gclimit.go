@@ -17,9 +17,10 @@ import (
 const minLimitedPeak = 1 << 30
 
 // limitGC gives Go's garbage collector a soft memory limit for a training
-// run (gcLimit: the memory plan's peak, raised by what the process held
-// before the run beyond the plan's weights) and returns the function that
-// restores the previous limit.
+// run (gcLimit: the memory plan's peak without the collector's headroom it
+// counts, raised by what the process held before the run beyond the
+// plan's weights) and returns the function that returns the run's garbage
+// to the system and restores the previous limit.
 //
 // Why: a step allocates and frees gigabytes of activations; with GOGC=100
 // alone the heap may grow to twice what is live before a collection, and
@@ -37,10 +38,28 @@ func limitGC(w io.Writer, plan MemoryPlan, avail int64) (restore func()) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	limit := gcLimit(plan.Peak, plan.resident(), int64(ms.Sys-ms.HeapIdle), avail)
+	// The plan's garbage-collector headroom is what the limit removes.
+	limit := gcLimit(plan.Peak-plan.gcSlack(), plan.resident(), int64(ms.Sys-ms.HeapIdle), avail)
 	prev := debug.SetMemoryLimit(limit)
-	fmt.Fprintf(w, "grpo: Go memory limit %s for this run (from the memory plan; GOMEMLIMIT overrides)\n", FormatBytes(limit))
-	return func() { debug.SetMemoryLimit(prev) }
+	fmt.Fprintf(w, "grpo: Go memory limit %s for this run (the memory plan without its GC headroom; GOMEMLIMIT overrides)\n", FormatBytes(limit))
+	return func() {
+		// Hand the run's garbage back before the limit goes (twice: the
+		// buffer pools empty over two collections).
+		debug.FreeOSMemory()
+		debug.FreeOSMemory()
+		debug.SetMemoryLimit(prev)
+	}
+}
+
+// gcSlack returns the garbage collector's headroom the plan counts: its
+// "Go runtime and GC" item beyond the runtime itself.
+func (p MemoryPlan) gcSlack() int64 {
+	for _, it := range p.Items {
+		if it.Name == "Go runtime and GC" {
+			return max(0, it.Bytes-runtimeBase)
+		}
+	}
+	return 0
 }
 
 // gcLimit is the memory limit of a run planned to peak at peak bytes, of
