@@ -105,8 +105,8 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 			// chunks of 2 positions × 4 rows
 			"logits and log-softmax": 3 * 8 * 128 * 4,
 			// + the largest matrix (8192 values) widened to float32
-			"workspace":         64*5632 + 4*8192,
-			"optimizer update":  12 * 448,
+			"workspace":        64*5632 + 4*8192,
+			"optimizer update": 12 * 448,
 			// + the weights as held: the garbage of widening them
 			"Go runtime and GC": base + (360448+12288+393216+1792+5376)*35/100 + 16384 + 768 + 18432 + 2304,
 		},
