@@ -116,21 +116,7 @@ func TestGenerationBatchGoldenTRL110(t *testing.T) {
 	pol := goldenLoRAPolicy(t, nil)
 	in := g.Inputs
 	c := in.MaxCompletionLength
-	golden := make([]*row, len(in.PromptIDs))
-	for i := range golden {
-		r := &row{}
-		for j, id := range in.PromptIDs[i] {
-			if in.PromptMask[i][j] == 1 {
-				r.PromptIDs = append(r.PromptIDs, id)
-			}
-		}
-		for j, id := range in.CompletionIDs[i] {
-			if in.CompletionMask[i][j] == 1 {
-				r.IDs = append(r.IDs, id)
-			}
-		}
-		golden[i] = r
-	}
+	golden := maskedRows(in.PromptIDs, in.PromptMask, in.CompletionIDs, in.CompletionMask)
 	// rowOf finds the golden row of row b of a micro-batch by its tokens.
 	rowOf := func(t *testing.T, mb *microBatch, b int) int {
 		l := mb.P + mb.C

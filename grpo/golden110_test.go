@@ -236,21 +236,7 @@ func TestLossGoldenTRL110(t *testing.T) {
 	names := loraNames(t, vars)
 
 	in := g.Inputs
-	rows := make([]*row, len(in.PromptIDs))
-	for i := range rows {
-		r := &row{}
-		for j, id := range in.PromptIDs[i] {
-			if in.PromptMask[i][j] == 1 {
-				r.PromptIDs = append(r.PromptIDs, id)
-			}
-		}
-		for j, id := range in.CompletionIDs[i] {
-			if in.CompletionMask[i][j] == 1 {
-				r.IDs = append(r.IDs, id)
-			}
-		}
-		rows[i] = r
-	}
+	rows := maskedRows(in.PromptIDs, in.PromptMask, in.CompletionIDs, in.CompletionMask)
 	b, c := len(rows), in.MaxCompletionLength
 	valid := func(j int) bool { return in.CompletionMask[j/c][j%c] == 1 }
 

@@ -156,16 +156,26 @@ func loraNames(t *testing.T, vars []*mlctx.Variable) []string {
 // goldenRows builds the rows exactly as TRL did: the real prompt and
 // completion tokens of each golden row (masks applied) and its advantage.
 func goldenRows(g goldenGRPO) []*row {
-	rows := make([]*row, len(g.PromptIDs))
+	rows := maskedRows(g.PromptIDs, g.PromptMask, g.CompletionIDs, g.CompletionMask)
+	for i, r := range rows {
+		r.Advantage = g.Advantages[i]
+	}
+	return rows
+}
+
+// maskedRows keeps each golden row's real prompt and completion tokens: the
+// ones its masks mark (TRL pads prompts on the left, completions on the right).
+func maskedRows(promptIDs, promptMask, completionIDs [][]int32, completionMask [][]float32) []*row {
+	rows := make([]*row, len(promptIDs))
 	for i := range rows {
-		r := &row{Advantage: g.Advantages[i]}
-		for j, id := range g.PromptIDs[i] {
-			if g.PromptMask[i][j] == 1 {
+		r := &row{}
+		for j, id := range promptIDs[i] {
+			if promptMask[i][j] == 1 {
 				r.PromptIDs = append(r.PromptIDs, id)
 			}
 		}
-		for j, id := range g.CompletionIDs[i] {
-			if g.CompletionMask[i][j] == 1 {
+		for j, id := range completionIDs[i] {
+			if completionMask[i][j] == 1 {
 				r.IDs = append(r.IDs, id)
 			}
 		}
