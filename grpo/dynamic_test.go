@@ -35,15 +35,7 @@ func TestDynamicSamplingRefills(t *testing.T) {
 				}
 				return "say"
 			}
-			tr, err := grpo.NewTrainer(p, cfg, reward.Named{Name: "exact", Weight: 1, Scorer: exact})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ms []grpo.Metrics
-			tr.OnStep = func(m grpo.Metrics) { ms = append(ms, m) }
-			if err := tr.Train(context.Background(), sayDataset()); err != nil {
-				t.Fatal(err)
-			}
+			ms := trainOn(t, p, cfg, sayDataset(), reward.Named{Name: "exact", Weight: 1, Scorer: exact})
 			if len(ms) != cfg.MaxSteps {
 				t.Fatalf("%d steps, want %d", len(ms), cfg.MaxSteps)
 			}

@@ -43,17 +43,9 @@ func TestGenerateCallsPerGenerationBatch(t *testing.T) {
 			cfg.GradientAccumulationSteps, cfg.StepsPerGeneration, cfg.GenerationBatchSize, cfg.NumIterations = c.accum, c.spg, c.gbs, c.μ
 			cfg.MaxSteps, cfg.LoggingSteps, cfg.LearningRate = c.steps, 0, 0.1
 			p := &countingPolicy{Policy: newPolicy(t)}
-			tr, err := grpo.NewTrainer(p, cfg, reward.Named{Name: "len", Weight: 1, Scorer: reward.Func(func(_, comp, _ string) float64 {
+			ms := trainOn(t, p, cfg, sayDataset(), reward.Named{Name: "len", Weight: 1, Scorer: reward.Func(func(_, comp, _ string) float64 {
 				return float64(len(comp))
 			})})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ms []grpo.Metrics
-			tr.OnStep = func(m grpo.Metrics) { ms = append(ms, m) }
-			if err := tr.Train(context.Background(), sayDataset()); err != nil {
-				t.Fatal(err)
-			}
 			if p.calls != c.calls {
 				t.Errorf("%d Generate calls for %d steps, want %d", p.calls, c.steps, c.calls)
 			}

@@ -96,15 +96,7 @@ func TestTrainerWithPromptIDs(t *testing.T) {
 	data := grpo.SliceDataset{{PromptIDs: []int{1, 3, 5}}, {PromptIDs: []int{7, 9}}}
 	n := 0
 	counter := reward.Func(func(_, _, _ string) float64 { n++; return float64(n % 3) })
-	tr, err := grpo.NewTrainer(p, cfg, reward.Named{Name: "counter", Weight: 1, Scorer: counter})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ms []grpo.Metrics
-	tr.OnStep = func(m grpo.Metrics) { ms = append(ms, m) }
-	if err := tr.Train(context.Background(), data); err != nil {
-		t.Fatal(err)
-	}
+	ms := trainOn(t, p, cfg, data, reward.Named{Name: "counter", Weight: 1, Scorer: counter})
 	for _, m := range ms {
 		if m["completions/mean_length"] != 3 || m["completions/clipped_ratio"] != 1 {
 			t.Errorf("step %v: mean length %v, clipped %v; want 3 forced tokens everywhere", m["step"], m["completions/mean_length"], m["completions/clipped_ratio"])
@@ -146,15 +138,7 @@ func TestTimingMetricsSplitGeneration(t *testing.T) {
 	cfg := smallConfig(t)
 	cfg.MaxSteps, cfg.NumIterations = 4, 2
 	slow := reward.Func(func(p, c, a string) float64 { time.Sleep(rewardDelay); return exact(p, c, a) })
-	tr, err := grpo.NewTrainer(p, cfg, reward.Named{Name: "exact", Weight: 1, Scorer: slow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ms []grpo.Metrics
-	tr.OnStep = func(m grpo.Metrics) { ms = append(ms, m) }
-	if err := tr.Train(context.Background(), sayDataset()); err != nil {
-		t.Fatal(err)
-	}
+	ms := trainOn(t, p, cfg, sayDataset(), reward.Named{Name: "exact", Weight: 1, Scorer: slow})
 	for i, m := range ms {
 		gen, rew, lp := m["timing/generate"], m["timing/reward"], m["timing/logprobs"]
 		if i%2 == 1 {

@@ -58,14 +58,19 @@ func newPolicy(t *testing.T) *grpotest.Policy {
 
 func trainRewards(t *testing.T, cfg grpo.Config, f reward.Func) []grpo.Metrics {
 	t.Helper()
-	p := newPolicy(t)
-	tr, err := grpo.NewTrainer(p, cfg, reward.Named{Name: "exact", Weight: 1, Scorer: f})
+	return trainOn(t, newPolicy(t), cfg, sayDataset(), reward.Named{Name: "exact", Weight: 1, Scorer: f})
+}
+
+// trainOn trains p on data and returns the metrics of every step.
+func trainOn(t *testing.T, p grpo.Policy, cfg grpo.Config, data grpo.Dataset, rewards ...reward.Named) []grpo.Metrics {
+	t.Helper()
+	tr, err := grpo.NewTrainer(p, cfg, rewards...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ms []grpo.Metrics
 	tr.OnStep = func(m grpo.Metrics) { ms = append(ms, m) }
-	if err := tr.Train(context.Background(), sayDataset()); err != nil {
+	if err := tr.Train(context.Background(), data); err != nil {
 		t.Fatal(err)
 	}
 	return ms
