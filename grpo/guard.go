@@ -7,9 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/graph"
-	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/reward"
 )
 
@@ -57,30 +55,15 @@ func rewardEvaluator(c Config, rewards []reward.Named) *reward.Evaluator {
 // finite reports whether x is neither NaN nor ±Inf.
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// guardedUpdate takes the optimizer step from grads only when loss and
-// norm (the gradients' global norm) are finite: every variable the update
-// changes (weights, AdamW moments, step counters) gets
-// Where(finite, new, old), so a NaN or infinite step leaves the weights
-// and the optimizer state exactly as they were. It returns the flag (a
-// boolean scalar). A NaN loss of an earlier micro-batch shows in norm,
-// since its gradients were accumulated. It is a graph builder and panics
-// on error.
-func guardedUpdate(ctx *mlctx.Context, opt gradientOptimizer, grads []*graph.Node, loss, norm *graph.Node) *graph.Node {
-	g := norm.Graph()
-	ok := graph.LogicalAnd(graph.IsFinite(loss), graph.IsFinite(norm))
-	opt.UpdateGraphWithGradients(ctx, grads, dtypes.Float32)
-	for v := range ctx.IterVariables() {
-		if !v.ChangedInGraph(g) || strings.HasPrefix(v.Scope(), accScope) {
-			continue
-		}
-		old := g.GetParameterByName(v.ParameterName())
-		if old == nil {
-			panic(fmt.Sprintf("grpo: variable %s changed in the training graph without a parameter", v.ScopeAndName()))
-		}
-		updated := v.ValueGraph(g)
-		v.SetValueGraph(graph.Where(graph.BroadcastToShape(ok, updated.Shape()), updated, old))
-	}
-	return ok
+// finiteStep is the training graph's flag (a boolean scalar) of whether
+// the optimizer step may be taken: loss and norm (the gradients' global
+// norm) are both finite. A NaN loss of an earlier micro-batch shows in
+// norm, since its gradients were accumulated. When the flag is false the
+// trainer does not run the update (see adamUpdate), so a NaN or
+// infinite step leaves the weights and the optimizer state (moments, step
+// counters) exactly as they were.
+func finiteStep(loss, norm *graph.Node) *graph.Node {
+	return graph.LogicalAnd(graph.IsFinite(loss), graph.IsFinite(norm))
 }
 
 // guardStep records in m whether the step just taken had a finite loss and

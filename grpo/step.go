@@ -168,9 +168,11 @@ func (t *Trainer) extraInputs(in []*Node) (old, ref *Node, allowed []*Node) {
 // trainGraph returns the graph function of one micro-batch. With accumulate
 // set it adds the micro-batch's gradients to the accumulators (and, when
 // applying, uses their sum); when apply is set it clips the gradients by
-// global norm, takes the AdamW step and clears the accumulators. Outputs:
-// loss, statistics, and (apply only) the gradient norm before clipping and
-// whether the step was applied (see guardedUpdate).
+// global norm and clears the accumulators. Outputs: loss, statistics, and
+// (apply only) the gradient norm before clipping, whether the step may be
+// taken (see finiteStep) and the clipped gradients, one output per
+// variable of adamUpdate.vars: the AdamW step is a separate executable
+// that overwrites the weights and moments in place (update.go).
 func (t *Trainer) trainGraph(accumulate, apply bool) func(ctx *mlctx.Context, in []*Node) []*Node {
 	return func(ctx *mlctx.Context, in []*Node) []*Node {
 		ctx = ctx.Checked(false)
@@ -223,8 +225,8 @@ func (t *Trainer) trainGraph(accumulate, apply bool) func(ctx *mlctx.Context, in
 				grads[i] = Mul(grads[i], coef)
 			}
 		}
-		applied := guardedUpdate(ctx, t.opt, grads, loss, norm)
-		return []*Node{loss, stats, norm, applied}
+		t.update.setVars(vars)
+		return append([]*Node{loss, stats, norm, finiteStep(loss, norm)}, distinctOutputs(grads)...)
 	}
 }
 

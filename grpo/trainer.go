@@ -49,6 +49,9 @@ type Trainer struct {
 	// micro-batches of a step (accumulate), its last one (final).
 	fusedExec, accumExec, finalExec *mlctx.Exec
 	oldExec, refExec                *mlctx.Exec
+	// update takes the AdamW step from the training graphs' gradients
+	// (update.go).
+	update *adamUpdate
 
 	// injectEntropyMask, when set (tests only), gives the entropy mask
 	// from the training graph's inputs instead of computing it.
@@ -148,6 +151,9 @@ func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, e
 			return nil, fmt.Errorf("grpo: training graph: %w", err)
 		}
 		(*e.exec).SetMaxCache(maxCache)
+	}
+	if t.update, err = newAdamUpdate(b, ctx, opt); err != nil {
+		return nil, err
 	}
 	if t.withOld() {
 		if t.oldExec, err = mlctx.NewExecAny(b, ctx, t.logProbsGraph(false)); err != nil {
@@ -343,6 +349,11 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 		}
 		if len(outs) > 3 {
 			applied = tensors.ToScalar[bool](outs[3])
+			if !applied {
+				dropGradients(outs[4:])
+			} else if err := t.update.apply(outs[4:]); err != nil {
+				return nil, nil, fmt.Errorf("grpo: step %d: %w", t.step+1, err)
+			}
 		}
 	}
 	t.step++
