@@ -212,10 +212,15 @@ func PlanMemory(r MemoryRequest) (MemoryPlan, error) {
 	}
 	add("workspace", work, "%s", wnote)
 
-	// The fused step writes the updated weights and moments before the
-	// old ones are freed.
-	update := 12 * trainable
-	add("optimizer update", update, "new weights and moments beside the old")
+	// The AdamW step overwrites each variable's weights and moments in
+	// their own buffers (update.go), with two temporaries of that
+	// variable's size (TestAdamUpdateInPlace).
+	largest := c.LargestMatrix()
+	if r.LoRARank > 0 {
+		largest = loraLargest(c, r.LoRARank, r.LoRATargets)
+	}
+	update := 2 * 4 * largest
+	add("optimizer update", update, "in place; 2 temporaries of the largest trainable matrix (%s)", count(largest))
 
 	transient := act + logits + work + 4*trainable + update
 	gc := int64(gcFraction * float64(transient))
@@ -262,6 +267,23 @@ func loraParams(c model.Config, r int, targets []string) int64 {
 		n += dims[t]
 	}
 	return n * int64(r) * int64(c.NumHiddenLayers)
+}
+
+// loraLargest is the largest adapter matrix: A [r, in] or B [out, r].
+func loraLargest(c model.Config, r int, targets []string) int64 {
+	if targets == nil {
+		targets = []string{"q_proj", "v_proj"}
+	}
+	h, q, kv, in := int64(c.HiddenSize), int64(c.NumAttentionHeads*c.HeadDim), int64(c.NumKeyValueHeads*c.HeadDim), int64(c.IntermediateSize)
+	dims := map[string][2]int64{
+		"q_proj": {h, q}, "k_proj": {h, kv}, "v_proj": {h, kv}, "o_proj": {q, h},
+		"gate_proj": {h, in}, "up_proj": {h, in}, "down_proj": {in, h},
+	}
+	var m int64
+	for _, t := range targets {
+		m = max(m, dims[t][0], dims[t][1])
+	}
+	return m * int64(r)
 }
 
 func storageName(s model.Storage, file string) string {
