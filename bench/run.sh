@@ -14,7 +14,8 @@
 # Environment: BENCH_TIME (seconds per shape, default 1), THREADS (torch
 # threads, default 2; Go uses GOMAXPROCS), PYTHON (an interpreter with torch),
 # STEPS (timed steps of grpostep, default 3), VARIANTS (grpostep variants,
-# default "lora genheavy full").
+# default "lora genheavy full"), TINY=1 (grpostep on a tiny model: a smoke
+# test of the whole pipeline in seconds).
 set -eu
 cd "$(dirname "$0")/.."
 # Debian's torch lives in /usr/bin/python3, which a pyenv python3 hides.
@@ -49,7 +50,7 @@ grpostep)
 	for v in ${VARIANTS:-lora genheavy full}; do
 		echo
 		VARIANT=$v STEPS=${STEPS:-3} "$PY" bench/torch_grpostep.py >"$tmp/torch_$v.json"
-		"$tmp/grpostep" -variant "$v" -steps "${STEPS:-3}" -torch "$tmp/torch_$v.json"
+		"$tmp/grpostep" -variant "$v" -steps "${STEPS:-3}" ${TINY:+-tiny} -torch "$tmp/torch_$v.json"
 	done
 	;;
 model)

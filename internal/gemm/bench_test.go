@@ -40,7 +40,10 @@ func setBlocking(kc, mc, nc, inPlace int) func() {
 // stay in L1: the ceiling the blocking can approach.
 func BenchmarkKernel(b *testing.B) {
 	kern := kernels.Load()
-	const kc = 256
+	kc := 256
+	if *benchKC > 0 {
+		kc = *benchKC
+	}
 	ap := make([]float32, kern.mr*kc)
 	bp := make([]float32, kern.nr*kc)
 	c := make([]float32, kern.mr*kern.nr)
@@ -157,5 +160,30 @@ func BenchmarkGemmKernels(b *testing.B) {
 			defer Use(prev)
 			benchOne(b, 1, 256, 1536, 576, false, false)
 		})
+	}
+}
+
+// stepShapes are the largest products of bench/grpostep's full step
+// (16×86 = 1376 tokens, SmolLM2-135M: hidden 576, MLP 1536, 9 heads of
+// 64): forward x·Wᵀ, the input gradient dy·W, the weight gradient dyᵀ·x.
+var stepShapes = []struct {
+	name    string
+	m, k, n int
+	at, bt  bool
+}{
+	{"up_fwd_1376x576x1536_NT", 1376, 576, 1536, false, true},
+	{"down_fwd_1376x1536x576_NT", 1376, 1536, 576, false, true},
+	{"up_dx_1376x1536x576_NN", 1376, 1536, 576, false, false},
+	{"down_dx_1376x576x1536_NN", 1376, 576, 1536, false, false},
+	{"up_dw_576x1376x1536_TN", 576, 1376, 1536, true, false},
+	{"down_dw_1536x1376x576_TN", 1536, 1376, 576, true, false},
+	{"q_dw_576x1376x576_TN", 576, 1376, 576, true, false},
+	{"kv_dw_576x1376x192_TN", 576, 1376, 192, true, false},
+}
+
+// BenchmarkGemmStep runs stepShapes (GFLOP/s on GOMAXPROCS goroutines).
+func BenchmarkGemmStep(b *testing.B) {
+	for _, s := range stepShapes {
+		b.Run(s.name, func(b *testing.B) { benchOne(b, 1, s.m, s.n, s.k, s.at, s.bt) })
 	}
 }

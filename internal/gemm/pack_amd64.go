@@ -2,10 +2,26 @@
 
 package gemm
 
-import "math"
+import (
+	"math"
+
+	"golang.org/x/sys/cpu"
+)
 
 //go:noescape
 func packT32AVX512(kc int, src *float32, idx *int32, dst *float32)
+
+//go:noescape
+func packA12AVX512(n16 int, src *float32, rs int, dst *float32)
+
+//go:noescape
+func packA12TAVX512(kc int, src *float32, cs int, dst *float32)
+
+func init() {
+	if cpu.X86.HasAVX512F {
+		packA12Fast, packA12TFast = packA12AVX512, packA12TAVX512
+	}
+}
 
 //go:noescape
 func packT16AVX2(kc int, src *float32, idx *int32, dst *float32)
