@@ -134,8 +134,11 @@ func (r rope) apply(x *Node) *Node {
 	return Add(Mul(x, r.cos), Mul(rot, r.sin))
 }
 
-// kvState is one layer's keys and values [B, S, nkv, hd].
-type kvState struct{ k, v *Node }
+// kvState is one layer's keys and values [B, S, nkv, hd]. With a shared
+// prompt cache (prefixcache.go), pk and pv are the prompts' keys and
+// values [P, Tp, nkv, hd], shared by the B/P rows of each prompt, and k
+// and v hold only the generated tokens' (v with carry slots first).
+type kvState struct{ k, v, pk, pv *Node }
 
 // cacheWrite is where a decode step writes its keys: the scalar slot and,
 // for the Where form, the mask of that slot.
@@ -164,7 +167,11 @@ func (f *fwd) attention(i int, h *Node, r rope, mask *Node, cache *kvState, w ca
 		k = f.rmsNorm(name("k_norm.weight"), k)
 	}
 	q, k = r.apply(q), r.apply(k)
-	kv := kvState{k, v}
+	if cache != nil && cache.pk != nil {
+		out, kv := f.prefixAttention(q, k, v, mask, cache, w)
+		return f.linear(name("o_proj"), out, cfg.oBias()), kv
+	}
+	kv := kvState{k: k, v: v}
 	if cache != nil {
 		kv.k = writeCache(f.forms, cache.k, k, w)
 		kv.v = writeCache(f.forms, cache.v, v, w)
@@ -173,16 +180,23 @@ func (f *fwd) attention(i int, h *Node, r rope, mask *Node, cache *kvState, w ca
 	// Query head n uses kv head n/rep: split heads as [kv group, rep].
 	q5 := Reshape(q, B, T, nkv, rep, hd)
 	scores := DotGeneral(q5, []int{4}, []int{0, 2}, kv.k, []int{3}, []int{0, 2}) // [B, G, T, R, S]
-	scale := 1 / sqrtF(hd)
-	if a.attnScale != nil {
+	probs := f.attnProbs(scores, mask)
+	out := DotGeneral(probs, []int{4}, []int{0, 1}, kv.v, []int{1}, []int{0, 2}) // [B, G, T, R, hd]
+	out = Reshape(TransposeAllAxes(out, 0, 2, 1, 3, 4), B, T, nh*hd)
+	return f.linear(name("o_proj"), out, cfg.oBias()), kv
+}
+
+// attnProbs turns raw scores q·k into attention weights: scaled, masked
+// (mask false: maskedScore) and a float32 softmax over the last axis, as HF.
+func (f *fwd) attnProbs(scores, mask *Node) *Node {
+	cfg := f.m.cfg
+	scale := 1 / sqrtF(cfg.HeadDim)
+	if a := cfg.arch(); a.attnScale != nil {
 		scale = a.attnScale(cfg)
 	}
 	scores = MulScalar(scores, scale)
 	scores = Where(mask, scores, scalarLike(scores, maskedScore))
-	probs := ConvertDType(Softmax(toF32(scores), -1), scores.DType())            // f32 softmax, as HF
-	out := DotGeneral(probs, []int{4}, []int{0, 1}, kv.v, []int{1}, []int{0, 2}) // [B, G, T, R, hd]
-	out = Reshape(TransposeAllAxes(out, 0, 2, 1, 3, 4), B, T, nh*hd)
-	return f.linear(name("o_proj"), out, cfg.oBias()), kv
+	return ConvertDType(Softmax(toF32(scores), -1), scores.DType())
 }
 
 // scalarLike returns a scalar of x's dtype.

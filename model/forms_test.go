@@ -104,12 +104,12 @@ func TestDynamicUpdateFormReachesBackend(t *testing.T) {
 	}
 }
 
-// TestScatterWriteMatchesWhere runs greedy and sampled generation with the
-// in-place ScatterSum KV write (SimpleGo's default) and with the Where
-// form over the whole cache: every step's logits and every cache after
-// every step must be bit-identical (the scatter adds into zeros). gemma3
-// also covers ring-buffer layers (sliding windows of 3 and 5, which reuse
-// slots and keep the Where form, and 20, which does not).
+// TestScatterWriteMatchesWhere checks that decoding with in-place ScatterSum
+// writes, with the prompts' caches shared by their group (prefixcache.go)
+// or copied into every row, gives the logits of the Where form (per-row
+// caches rewritten whole) bit for bit at every step, and the same caches:
+// the per-row caches equal, the shared layout's suffix slots equal the
+// per-row caches' slots after the prompt, its carry slots cleared to zero.
 func TestScatterWriteMatchesWhere(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -118,9 +118,11 @@ func TestScatterWriteMatchesWhere(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/window=%d", tc.name, tc.window), func(t *testing.T) {
 			g := loadGolden(t, tc.name)
 			prompts := goldenPrompts(g)
-			run := func(f *graphForms) (logits [][]float32, caches [][][]float32) {
-				formsOverride = f
-				defer func() { formsOverride = nil }()
+			const steps = 20 // the shared suffix caches grow from 16 to 32 to 48 slots
+			var cfg Config
+			run := func(f *graphForms, share bool) (logits [][]float32, caches [][][]float32, shapes [][][]int) {
+				formsOverride, noSharedPrompt = f, !share
+				defer func() { formsOverride, noSharedPrompt = nil, false }()
 				m, err := Load(g.dir, nil)
 				if err != nil {
 					t.Fatal(err)
@@ -128,32 +130,66 @@ func TestScatterWriteMatchesWhere(t *testing.T) {
 				if tc.window > 0 {
 					m.cfg.SlidingWindow = tc.window
 				}
-				cfg := GenerateConfig{MaxNewTokens: 9, IgnoreEOS: true, NumGenerations: 3, Temperature: 1, Seed: 7}
-				cfg.onStep = func(_ int, l []float32) { logits = append(logits, slices.Clone(l)) }
-				cfg.onCaches = func(_ int, cs []*tensors.Tensor) {
+				cfg = m.cfg
+				gen := GenerateConfig{MaxNewTokens: steps, IgnoreEOS: true, NumGenerations: 3, Temperature: 1, Seed: 7}
+				gen.onStep = func(_ int, l []float32) { logits = append(logits, slices.Clone(l)) }
+				gen.onCaches = func(_ int, cs []*tensors.Tensor) {
 					var step [][]float32
+					var dims [][]int
 					for _, c := range cs {
 						step = append(step, tensors.MustCopyFlatData[float32](c))
+						dims = append(dims, c.Shape().Dimensions)
 					}
-					caches = append(caches, step)
+					caches, shapes = append(caches, step), append(shapes, dims)
 				}
-				if _, err := m.Generate(context.Background(), prompts, cfg); err != nil {
+				if _, err := m.Generate(context.Background(), prompts, gen); err != nil {
 					t.Fatal(err)
 				}
-				return logits, caches
+				return logits, caches, shapes
 			}
-			scatterL, scatterC := run(nil)
-			whereL, whereC := run(&graphForms{})
-			if len(scatterL) != 9 || len(scatterC) != 9 || len(whereL) != 9 || len(whereC) != 9 {
-				t.Fatalf("saw %d/%d steps of logits, %d/%d of caches, want 9", len(scatterL), len(whereL), len(scatterC), len(whereC))
+			sharedL, sharedC, sharedS := run(nil, true)
+			scatterL, scatterC, _ := run(nil, false)
+			whereL, whereC, whereS := run(&graphForms{}, true)
+			if len(sharedL) != steps || len(scatterL) != steps || len(whereL) != steps || len(sharedC) != steps || len(scatterC) != steps || len(whereC) != steps {
+				t.Fatalf("saw %d/%d/%d steps of logits, %d/%d/%d of caches, want %d", len(sharedL), len(scatterL), len(whereL), len(sharedC), len(scatterC), len(whereC), steps)
 			}
-			for s := range scatterL {
-				if !slices.Equal(scatterL[s], whereL[s]) {
-					t.Fatalf("step %d: logits differ between the scatter and Where forms", s)
+			rep := cfg.NumAttentionHeads / cfg.NumKeyValueHeads
+			row := cfg.NumKeyValueHeads * cfg.HeadDim
+			for s := range steps {
+				if !slices.Equal(scatterL[s], whereL[s]) || !slices.Equal(sharedL[s], whereL[s]) {
+					t.Fatalf("step %d: logits differ between the forms (scatter %v, shared %v)", s, slices.Equal(scatterL[s], whereL[s]), slices.Equal(sharedL[s], whereL[s]))
 				}
-				for i := range scatterC[s] {
+				for i := range whereC[s] {
 					if !slices.Equal(scatterC[s][i], whereC[s][i]) {
 						t.Fatalf("step %d: cache %d differs between the scatter and Where forms", s, i)
+					}
+					if cfg.IsSlidingLayer(i / 2) {
+						if !slices.Equal(sharedC[s][i], whereC[s][i]) {
+							t.Fatalf("step %d: ring cache %d differs between the shared and Where forms", s, i)
+						}
+						continue
+					}
+					// Per-row [N, S, nkv, hd]; shared suffix [N, carry+S-Tp, nkv, hd].
+					N, S, Sx := whereS[s][i][0], whereS[s][i][1], sharedS[s][i][1]
+					carry := 0
+					if i%2 == 1 {
+						carry = rep
+					}
+					Tp := bucket(len(slices.MaxFunc(prompts, func(a, b []int) int { return len(a) - len(b) })))
+					if want := carry + min(bucket(s), S-Tp); Sx != want {
+						t.Fatalf("step %d: cache %d has %d suffix slots, want %d", s, i, Sx, want)
+					}
+					for n := range N {
+						got := sharedC[s][i][n*Sx*row : (n+1)*Sx*row]
+						if slices.ContainsFunc(got[:carry*row], func(x float32) bool { return x != 0 }) {
+							t.Fatalf("step %d: cache %d row %d: carry slots not cleared", s, i, n)
+						}
+						if want := whereC[s][i][(n*S+Tp)*row : (n*S+Tp+Sx-carry)*row]; !slices.Equal(got[carry*row:], want) {
+							t.Fatalf("step %d: cache %d row %d: suffix differs from the per-row cache after the prompt", s, i, n)
+						}
+						if rest := whereC[s][i][(n*S+Tp+Sx-carry)*row : (n+1)*S*row]; slices.ContainsFunc(rest, func(x float32) bool { return x != 0 }) {
+							t.Fatalf("step %d: cache %d row %d: the per-row cache has tokens past the suffix", s, i, n)
+						}
 					}
 				}
 			}

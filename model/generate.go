@@ -106,8 +106,16 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 	if err != nil {
 		return nil, err
 	}
-	prefill, err := m.exec(fmt.Sprintf("prefill/G=%d", G), func(ctx *mlctx.Context, in []*Node) []*Node {
-		return m.prefillGraph(ctx, in[0], in[1], in[2], in[3].Shape().Dimensions[0], G)
+	// With shared prompt caches (prefixcache.go), full-attention layers
+	// keep the prompts' keys and values once (prefix, two per such layer)
+	// and per row the generated tokens' in S-Tp suffix slots.
+	shared := m.sharesPrompt(S)
+	layout := ""
+	if shared {
+		layout = "/shared"
+	}
+	prefill, err := m.exec(fmt.Sprintf("prefill/G=%d%s", G, layout), func(ctx *mlctx.Context, in []*Node) []*Node {
+		return m.prefillGraph(ctx, in[0], in[1], in[2], in[3].Shape().Dimensions[0], G, shared)
 	})
 	if err != nil {
 		return nil, err
@@ -116,7 +124,13 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 	if err != nil {
 		return nil, fmt.Errorf("model: generate: prefill: %w", err)
 	}
-	caches := res[1:]
+	var prefix, caches []*tensors.Tensor
+	for i, r := 0, res[1:]; i < m.cfg.NumHiddenLayers; i++ {
+		if shared && !m.cfg.IsSlidingLayer(i) {
+			prefix, r = append(prefix, r[0], r[1]), r[2:]
+		}
+		caches, r = append(caches, r[0], r[1]), r[2:]
+	}
 	pl, err := tensors.CopyFlatData[float32](res[0])
 	if err != nil {
 		return nil, err
@@ -130,11 +144,11 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 
 	sliding := m.hasSlidingLayers()
 	Wc := m.localCacheLen(S)
-	decode, err := m.exec("decode", func(ctx *mlctx.Context, in []*Node) []*Node {
+	decode, err := m.exec("decode"+layout, func(ctx *mlctx.Context, in []*Node) []*Node {
 		if sliding {
-			return m.decodeGraph(ctx, in[0], in[1], in[2], in[3], in[4], in[5], in[6:])
+			return m.decodeGraph(ctx, in[0], in[1], in[2], in[3], in[4], in[5], in[6:], shared)
 		}
-		return m.decodeGraph(ctx, in[0], in[1], in[2], in[3], nil, nil, in[4:])
+		return m.decodeGraph(ctx, in[0], in[1], in[2], in[3], nil, nil, in[4:], shared)
 	})
 	if err != nil {
 		return nil, err
@@ -156,10 +170,12 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 	next := make([]int32, N)
 	posNow := make([]int32, N)
 	defer func() {
-		for _, c := range caches {
+		for _, c := range append(caches, prefix...) {
 			c.FinalizeAll()
 		}
 	}()
+	suffix := suffixSlots(0, S-Tp) // shared: the suffix caches' slots now
+	var maskBuf []int32
 	for step := 0; ; step++ {
 		if cfg.onCaches != nil {
 			cfg.onCaches(step, caches)
@@ -181,24 +197,48 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 			kvmask[i*S+Tp+step] = 1
 			posNow[i] = int32(realLen[i] + step)
 		}
+		at, width := Tp+step, S // the full caches' slot of this step's token, their slots
+		if shared {
+			if sx := suffixSlots(step, S-Tp); sx != suffix {
+				if caches, err = m.growSuffix(caches, shared, sx-suffix); err != nil {
+					return nil, err
+				}
+				suffix = sx
+			}
+			at, width = step, Tp+suffix
+		}
+		stepMask := kvmask
+		if width != S {
+			// The prompt slots and the suffix slots so far.
+			maskBuf = maskBuf[:0]
+			for i := range N {
+				maskBuf = append(maskBuf, kvmask[i*S:i*S+width]...)
+			}
+			stepMask = maskBuf
+		}
 		args := []any{
 			tensors.FromFlatDataAndDimensions(slices.Clone(next), N, 1),
 			tensors.FromFlatDataAndDimensions(slices.Clone(posNow), N, 1),
-			tensors.FromFlatDataAndDimensions(slices.Clone(kvmask), N, S),
-			tensors.FromScalar(int32(Tp + step)),
+			tensors.FromFlatDataAndDimensions(slices.Clone(stepMask), N, width),
+			tensors.FromScalar(int32(at)),
 		}
 		if sliding {
 			c := Tp + step
 			args = append(args, tensors.FromFlatDataAndDimensions(ringMask(kvmask, N, S, Wc, c), N, Wc),
 				tensors.FromScalar(int32(c%Wc)))
 		}
-		for _, c := range caches {
-			// Donated: the step writes its slot in place (forms.go).
-			d, err := DonateTensorBuffer(c, m.backend, 0)
-			if err != nil {
-				return nil, fmt.Errorf("model: generate: decode step %d: %w", step, err)
+		for i, p := 0, prefix; i < m.cfg.NumHiddenLayers; i++ {
+			if shared && !m.cfg.IsSlidingLayer(i) {
+				args, p = append(args, p[0], p[1]), p[2:]
 			}
-			args = append(args, d)
+			for _, c := range caches[2*i : 2*i+2] {
+				// Donated: the step writes its slot in place (forms.go).
+				d, err := DonateTensorBuffer(c, m.backend, 0)
+				if err != nil {
+					return nil, fmt.Errorf("model: generate: decode step %d: %w", step, err)
+				}
+				args = append(args, d)
+			}
 		}
 		res, err := decode.Exec(args...)
 		if err != nil {
@@ -299,8 +339,11 @@ func ringMask(kvmask []int32, N, S, Wc, c int) []int32 {
 // logits [P, V] followed by each layer's key and value caches, rows
 // repeated G times: [P*G, S, nkv, hd] for full-attention layers (prompt
 // keys first, zeros after), [P*G, Wc, nkv, hd] ring buffers for
-// sliding-window layers (see localCacheLen).
-func (m *Model) prefillGraph(ctx *mlctx.Context, ids, mask, pos *Node, S, G int) []*Node {
+// sliding-window layers (see localCacheLen). With shared, a full-attention
+// layer gives instead the prompts' keys and values [P, Tp, nkv, hd] and the
+// empty suffix caches [P*G, Sx, nkv, hd] and [P*G, rep+Sx, nkv, hd] with Sx
+// = suffixSlots(0, S-Tp) (prefixcache.go).
+func (m *Model) prefillGraph(ctx *mlctx.Context, ids, mask, pos *Node, S, G int, shared bool) []*Node {
 	f := m.fwd(ctx, true)
 	P, Tp := ids.Shape().Dimensions[0], ids.Shape().Dimensions[1]
 	h, kvs := f.decoder(ids, pos, f.causalMask(mask), nil, writes{})
@@ -334,6 +377,13 @@ func (m *Model) prefillGraph(ctx *mlctx.Context, ids, mask, pos *Node, S, G int)
 	}
 	for i, kv := range kvs {
 		local := m.cfg.IsSlidingLayer(i)
+		if shared && !local {
+			rep, sx := m.cfg.NumAttentionHeads/nkv, suffixSlots(0, S-Tp)
+			out = append(out, kv.k, kv.v,
+				Zeros(ids.Graph(), shapes.Make(kv.k.DType(), P*G, sx, nkv, hd)),
+				Zeros(ids.Graph(), shapes.Make(kv.v.DType(), P*G, rep+sx, nkv, hd)))
+			continue
+		}
 		out = append(out, grow(kv.k, local), grow(kv.v, local))
 	}
 	return out
@@ -343,15 +393,21 @@ func (m *Model) prefillGraph(ctx *mlctx.Context, ids, mask, pos *Node, S, G int)
 // (keys visible to this step, the new one included), writeAt the scalar
 // cache index of the new token, and for models with sliding-window layers
 // localMask [N, Wc] and localAt, the same for their ring buffers (nil
-// otherwise); caches are 2·L tensors ([N, S, nkv, hd], or [N, Wc, nkv, hd]
-// for sliding layers). It returns logits [N, V] followed by the updated
-// caches.
-func (m *Model) decodeGraph(ctx *mlctx.Context, ids, pos, kvmask, writeAt, localMask, localAt *Node, caches []*Node) []*Node {
+// otherwise); caches are each layer's keys and values ([N, S, nkv, hd], or
+// [N, Wc, nkv, hd] for sliding layers). With shared, a full-attention
+// layer's caches are the prompts' keys and values, then its suffix keys
+// and values (prefillGraph), writeAt is the suffix slot and kvmask covers
+// the prompt slots, then the suffix slots. It returns logits [N, V]
+// followed by the updated caches (two per layer: not the prompts').
+func (m *Model) decodeGraph(ctx *mlctx.Context, ids, pos, kvmask, writeAt, localMask, localAt *Node, caches []*Node, shared bool) []*Node {
 	f := m.fwd(ctx, true)
 	N := kvmask.Shape().Dimensions[0]
-	kvs := make([]kvState, len(caches)/2)
+	kvs := make([]kvState, m.cfg.NumHiddenLayers)
 	for i := range kvs {
-		kvs[i] = kvState{caches[2*i], caches[2*i+1]}
+		if shared && !m.cfg.IsSlidingLayer(i) {
+			kvs[i].pk, kvs[i].pv, caches = caches[0], caches[1], caches[2:]
+		}
+		kvs[i].k, kvs[i].v, caches = caches[0], caches[1], caches[2:]
 	}
 	visible := func(x *Node) *Node {
 		n := x.Shape().Dimensions[1]

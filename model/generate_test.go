@@ -2,52 +2,50 @@ package model
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 )
 
+// TestGoldenGreedyGeneration checks greedy KV-cache generation against HF's
+// step logits and ids, one completion per prompt and three (G rows sharing
+// their prompt's cache, prefixcache.go).
 func TestGoldenGreedyGeneration(t *testing.T) {
 	for _, name := range goldenCases {
-		t.Run(name, func(t *testing.T) {
-			g := loadGolden(t, name)
-			m, err := Load(g.dir, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var prompts [][]int
-			for b, row := range g.JSON.InputIDs {
-				var p []int
-				for ti, id := range row {
-					if g.JSON.AttentionMask[b][ti] == 1 {
-						p = append(p, id)
+		for _, G := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%s/G=%d", name, G), func(t *testing.T) {
+				g := loadGolden(t, name)
+				m, err := Load(g.dir, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				prompts := goldenPrompts(g)
+				want := g.tensors["generate.step_logits"] // [3, 12, V]
+				V := want.Shape[2]
+				steps := want.Shape[1]
+				cfg := GenerateConfig{MaxNewTokens: g.JSON.Generate.MaxNewTokens, IgnoreEOS: true, NumGenerations: G}
+				worst := 0.0
+				cfg.onStep = func(step int, logits []float32) {
+					for i := range len(prompts) * G {
+						b := i / G
+						w := want.Data[(b*steps+step)*V : (b*steps+step+1)*V]
+						worst = max(worst, checkClose(t, "step_logits", logits[i*V:(i+1)*V], w, [][]int{{1}}, V, 2e-4, 2e-4))
 					}
 				}
-				prompts = append(prompts, p)
-			}
-			want := g.tensors["generate.step_logits"] // [3, 12, V]
-			V := want.Shape[2]
-			steps := want.Shape[1]
-			cfg := GenerateConfig{MaxNewTokens: g.JSON.Generate.MaxNewTokens, IgnoreEOS: true}
-			worst := 0.0
-			cfg.onStep = func(step int, logits []float32) {
-				for b := range prompts {
-					w := want.Data[(b*steps+step)*V : (b*steps+step+1)*V]
-					worst = max(worst, checkClose(t, "step_logits", logits[b*V:(b+1)*V], w, [][]int{{1}}, V, 2e-4, 2e-4))
+				defer func() { t.Logf("step_logits: max |diff| %.3g over %d steps", worst, steps) }()
+				out, err := m.Generate(context.Background(), prompts, cfg)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			defer func() { t.Logf("step_logits: max |diff| %.3g over %d steps", worst, steps) }()
-			out, err := m.Generate(context.Background(), prompts, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for b, c := range out {
-				if !slices.Equal(c.Tokens, g.JSON.Generate.NewTokens[b]) {
-					t.Errorf("row %d: got %v, want %v", b, c.Tokens, g.JSON.Generate.NewTokens[b])
+				for i, c := range out {
+					if !slices.Equal(c.Tokens, g.JSON.Generate.NewTokens[i/G]) {
+						t.Errorf("row %d: got %v, want %v", i, c.Tokens, g.JSON.Generate.NewTokens[i/G])
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

@@ -27,7 +27,7 @@ func goldenPrompts(g *golden) [][]int {
 
 // TestSlidingCachesAreBounded checks that Gemma 3's sliding-window layers
 // keep a ring buffer of sliding_window positions while the full layers keep
-// the whole context, through prefill and every decode step (and that the
+// the whole context (the prompt's part shared by its group, apart), through prefill and every decode step (and that the
 // golden greedy ids, which run past the window, still come out).
 func TestSlidingCachesAreBounded(t *testing.T) {
 	g := loadGolden(t, "gemma3-tiny")
@@ -48,8 +48,13 @@ func TestSlidingCachesAreBounded(t *testing.T) {
 		for i, c := range caches {
 			layer := i / 2
 			want := []int{len(prompts) * G, S, cfg.NumKeyValueHeads, cfg.HeadDim}
-			if cfg.IsSlidingLayer(layer) {
+			switch {
+			case cfg.IsSlidingLayer(layer):
 				want[1] = cfg.SlidingWindow
+			case i%2 == 0: // the generated tokens' keys (prefixcache.go)
+				want[1] = S - bucket(11)
+			default: // and values, after a carry slot per query head of a kv head
+				want[1] = cfg.NumAttentionHeads/cfg.NumKeyValueHeads + S - bucket(11)
 			}
 			if got := c.Shape().Dimensions; !slices.Equal(got, want) {
 				t.Fatalf("step %d: layer %d cache shape %v, want %v", step, layer, got, want)
