@@ -47,3 +47,34 @@ func gatherPacker(nr int, gather func(kc int, src *float32, idx *int32, dst *flo
 		return true
 	}
 }
+
+//go:noescape
+func packT32TrAVX512(n16 int, src *float32, cs int, dst *float32)
+
+// gather32 packs 32-column panels by gathers.
+var gather32 = gatherPacker(32, packT32AVX512)
+
+// packTGatherOnly makes packT32 gather every row (benchmarks compare).
+var packTGatherOnly bool
+
+// packT32 is the AVX-512 kernels' packT: sixteen rows of the panel at a
+// time by register transposes of contiguous loads (about a third of the
+// gathers' cost on the forward products' weights), the last kc%16 rows
+// by gathers.
+func packT32(dst, src []float32, cs, kc int) bool {
+	gather := gather32
+	if kc <= 0 || cs > math.MaxInt32/(4*32) {
+		return false
+	}
+	n16 := kc / 16
+	if packTGatherOnly || n16 == 0 {
+		return gather(dst, src, cs, kc)
+	}
+	_ = dst[kc*32-1]
+	_ = src[31*cs+kc-1]
+	packT32TrAVX512(n16, &src[0], cs, &dst[0])
+	if q0 := 16 * n16; q0 < kc {
+		return gather(dst[q0*32:], src[q0:], cs, kc-q0)
+	}
+	return true
+}
