@@ -211,13 +211,20 @@ func Load(dir string, opts *Options) (*Model, error) {
 			errs = append(errs, &WeightError{Name: w.Name, Want: w.Shape, Got: got})
 			continue
 		}
+		st, dq := opts.storage()
+		format := st.formatFor(w.Name, w.Shape, l.f.header.Tensors[l.name].DType)
+		if format == "f32" || format == "bf16" {
+			// Straight into the held tensor: no whole-tensor copies.
+			if err := m.loadDirect(w.Name, l.f, l.name, format); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		data, _, err := l.f.readF32(l.name)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		st, dq := opts.storage()
-		format := st.formatFor(w.Name, w.Shape, l.f.header.Tensors[l.name].DType)
 		if err := m.storeAs(w.Name, data, w.Shape, format, dq); err != nil {
 			errs = append(errs, err)
 		}

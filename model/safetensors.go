@@ -7,11 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"sort"
-
-	"github.com/x448/float16"
 )
 
 // maxHeaderBytes bounds a safetensors JSON header (the format's own limit is
@@ -156,27 +153,7 @@ func (s *safetensorsFile) readF32(name string) ([]float32, []int, error) {
 }
 
 func decodeF32(dtype string, raw []byte) []float32 {
-	switch dtype {
-	case "F32":
-		out := make([]float32, len(raw)/4)
-		for i := range out {
-			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-		}
-		return out
-	case "BF16":
-		out := make([]float32, len(raw)/2)
-		for i := range out {
-			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
-		}
-		return out
-	case "F16":
-		out := make([]float32, len(raw)/2)
-		for i := range out {
-			out[i] = float16.Frombits(binary.LittleEndian.Uint16(raw[2*i:])).Float32()
-		}
-		return out
-	}
-	panic("model: unreachable dtype " + dtype)
+	return decodeInto(dtype, raw, nil)
 }
 
 // NamedTensor is a float32 tensor to write with WriteSafetensors.

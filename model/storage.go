@@ -129,16 +129,22 @@ func (s Storage) formatFor(name string, shape []int, fileDType string) string {
 // .to(torch.bfloat16)); NaN stays NaN.
 func toBF16(data []float32) []bfloat16.BFloat16 {
 	out := make([]bfloat16.BFloat16, len(data))
-	for i, v := range data {
+	roundBF16(data, out)
+	return out
+}
+
+// roundBF16 writes src rounded to bfloat16 (as toBF16) into dst[:len(src)].
+func roundBF16(src []float32, dst []bfloat16.BFloat16) {
+	dst = dst[:len(src)]
+	for i, v := range src {
 		b := math.Float32bits(v)
 		if v != v {
-			out[i] = bfloat16.BFloat16(b>>16 | 0x40)
+			dst[i] = bfloat16.BFloat16(b>>16 | 0x40)
 			continue
 		}
 		b += 0x7fff + (b>>16)&1
-		out[i] = bfloat16.BFloat16(b >> 16)
+		dst[i] = bfloat16.BFloat16(b >> 16)
 	}
-	return out
 }
 
 // putVar stores t as variable v of scope, replacing any value (the shape
@@ -189,14 +195,14 @@ func (m *Model) storeAs(name string, data []float32, shape []int, format string,
 		if len(shape) == 2 && shape[1]%2 == 0 {
 			packedDims = []int{shape[0], shape[1] / 2, 1}
 		}
-		m.putVar(scope, varNF4, tensors.FromFlatDataAndDimensions(q.Packed, packedDims...), false)
+		m.putVar(scope, varNF4, onBackend(m.backend, q.Packed, packedDims...), false)
 		if q.Double != nil {
 			d := q.Double
 			m.putVar(scope, varAbsmaxQ, tensors.FromFlatDataAndDimensions(d.Codes, len(d.Codes)), false)
 			m.putVar(scope, varAbsmax2, tensors.FromFlatDataAndDimensions(d.Absmax, len(d.Absmax)), false)
 			m.putVar(scope, varAbsmaxOf, tensors.FromScalar(d.Offset), false)
 		} else {
-			m.putVar(scope, varAbsmax, tensors.FromFlatDataAndDimensions(q.Absmax, len(q.Absmax)), false)
+			m.putVar(scope, varAbsmax, onBackend(m.backend, q.Absmax, len(q.Absmax)), false)
 		}
 	case "int8":
 		m.deleteVar(scope, v)
@@ -209,8 +215,8 @@ func (m *Model) storeAs(name string, data []float32, shape []int, format string,
 			scale[i] = a * float32(7.874015718698502e-3)
 		}
 		// [out, in, 1]: the form of the fused products' carrier (lowpWeight).
-		m.putVar(scope, varInt8, tensors.FromFlatDataAndDimensions(q.Q, shape[0], shape[1], 1), false)
-		m.putVar(scope, varRowScale, tensors.FromFlatDataAndDimensions(scale, shape[0]), false)
+		m.putVar(scope, varInt8, onBackend(m.backend, q.Q, shape[0], shape[1], 1), false)
+		m.putVar(scope, varRowScale, onBackend(m.backend, scale, shape[0]), false)
 	default:
 		return fmt.Errorf("model: %s: unknown format %q", name, format)
 	}

@@ -67,6 +67,7 @@ type options struct {
 	steps, generations, prompts, promptTokens      int
 	maxCompletion, loraRank                        int
 	checkpointing, prepare                         bool
+	heapProfile                                    string
 }
 
 func parse(args []string) (*options, error) {
@@ -86,6 +87,7 @@ func parse(args []string) (*options, error) {
 	fs.BoolVar(&o.checkpointing, "gradient-checkpointing", false, "gradient_checkpointing (per-layer recomputation)")
 	fs.BoolVar(&o.prepare, "prepare", false, "only write the model folder (no workload)")
 	fs.StringVar(&o.result, "result", "", "(child) file for the measured seconds per step")
+	fs.StringVar(&o.heapProfile, "heap-profile", "", "write the Go heap profile (pprof) taken when the live heap was largest to this file")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -243,6 +245,10 @@ func child(args []string, w io.Writer) error {
 	o, err := parse(args)
 	if err != nil {
 		return err
+	}
+	if o.heapProfile != "" {
+		stop := watchHeap(o.heapProfile, w)
+		defer stop()
 	}
 	start := time.Now()
 	m, err := model.Load(o.dir, &model.Options{Storage: o.storage()})
