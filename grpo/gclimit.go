@@ -10,9 +10,10 @@ import (
 	"strings"
 )
 
-// minLimitedPeak is the smallest planned peak for which limitGC sets a
-// limit: below it the collector's headroom is small in absolute terms, and
-// a limit close to a small live heap (a test process holding other data)
+// minLimitedPeak is the smallest planned peak (without its GC headroom)
+// for which limitGC sets a limit (and PlanMemory then plans no headroom):
+// below it the collector's headroom is small in absolute terms, and a
+// limit close to a small live heap (a test process holding other data)
 // would make the collector run all the time.
 const minLimitedPeak = 1 << 30
 
@@ -29,7 +30,7 @@ const minLimitedPeak = 1 << 30
 // system, before the heap passes it. A limit set by the user — GOMEMLIMIT,
 // or debug.SetMemoryLimit in the program — is honoured: nothing changes.
 func limitGC(w io.Writer, plan MemoryPlan, avail int64) (restore func()) {
-	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok || plan.Peak < minLimitedPeak {
+	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok || plan.Peak-plan.gcSlack() < minLimitedPeak {
 		return func() {}
 	}
 	if debug.SetMemoryLimit(-1) != math.MaxInt64 {

@@ -39,6 +39,10 @@ type MemoryRequest struct {
 	// model's exact figure: LMPolicy sums its variables); 0 computes it
 	// from Model, Storage and FileDType (model.Config.HeldBytes).
 	WeightBytes int64
+	// WidensWeights says the backend's products widen a low-precision
+	// weight to float32 first (XLA); false is the pure-Go backend, whose
+	// products decode it while packing (no float32 copy).
+	WidensWeights bool
 }
 
 // MemoryItem is one line of a MemoryPlan.
@@ -50,8 +54,10 @@ type MemoryItem struct {
 
 // MemoryPlan is PlanMemory's estimate of a run's resident memory.
 type MemoryPlan struct {
-	// Items are the parts, in the order they are printed; Peak is their
-	// sum.
+	// Items are the parts, in the order they are printed. Peak is their
+	// sum less what is never held at once: generation's KV cache is freed
+	// before the step's activations, logits and workspace exist, so only
+	// the larger of the two counts.
 	Items []MemoryItem
 	Peak  int64
 	// Summary describes the run in one line (model, training, tokens).
@@ -74,12 +80,14 @@ const (
 	// the gradient of the logits.
 	logitCopies = 3
 	// gcFraction is the Go heap's slack over the memory freed and
-	// allocated again within a step (GOGC=100 lets the heap grow past the
-	// live set before a collection, and freed pages return to the OS
-	// late). Measured peaks of one workload vary by ±20% with the GC's
-	// timing on a loaded machine (Qwen2.5-0.5B LoRA: 8.7–12.4 GB); 0.35
-	// puts the estimate within that band for every workload measured
-	// (bench/memory's README table).
+	// allocated again within a step when the run has no Go memory limit
+	// (its plan is under minLimitedPeak): GOGC=100 lets the heap grow past
+	// the live set before a collection, and freed pages return to the OS
+	// late. Measured before the limit existed, peaks of one workload
+	// varied by ±20% with the GC's timing (Qwen2.5-0.5B LoRA: 8.7–12.4
+	// GB); 0.35 put the estimate within that band for every workload
+	// measured then. A run with a limit (limitGC) has no such slack: the
+	// limit is the plan, and the collector keeps the heap under it.
 	gcFraction = 0.35
 	// runtimeBase is the Go runtime, the program and its compiled graphs.
 	runtimeBase = 200 << 20
@@ -177,7 +185,7 @@ func PlanMemory(r MemoryRequest) (MemoryPlan, error) {
 
 	// Generation's KV cache, float32.
 	kv := genRows * L * 2 * nkv * hd * seq * 4
-	add("KV cache", kv, "%d rows × %d tokens × %d layers", genRows, seq, L)
+	add("KV cache", kv, "%d rows × %d tokens × %d layers; generation only", genRows, seq, L)
 
 	// Activations kept for the backward pass, per micro-batch.
 	tokens := rows * seq
@@ -202,11 +210,12 @@ func PlanMemory(r MemoryRequest) (MemoryPlan, error) {
 	logits := logitCopies * lrows * V * 4
 	add("logits and log-softmax", logits, "%s", lnote)
 
-	// Transient workspace: a low-precision weight widened to float32 for
-	// its product, and the backward pass's gradient of one layer.
+	// Transient workspace: the backward pass's gradient of one layer, and
+	// where the backend widens low-precision weights, the largest one
+	// widened to float32 for its product.
 	work := tokens * perTokenLayer
 	wnote := "one layer's gradients"
-	if lowPrecision {
+	if lowPrecision && r.WidensWeights {
 		work += 4 * c.LargestMatrix()
 		wnote += " + the largest weight widened to f32"
 	}
@@ -222,22 +231,33 @@ func PlanMemory(r MemoryRequest) (MemoryPlan, error) {
 	update := 2 * 4 * largest
 	add("optimizer update", update, "in place; 2 temporaries of the largest trainable matrix (%s)", count(largest))
 
-	transient := act + logits + work + 4*trainable + update
-	gc := int64(gcFraction * float64(transient))
-	gnote := fmt.Sprintf("runtime + %.0f%% of what a step allocates", 100*gcFraction)
-	if lowPrecision {
-		// Every product widens its weight afresh: a pass makes garbage as
-		// large as the widened weights, and GOGC=100 lets the heap grow to
-		// twice the live set before collecting it (Llama-3.1-8B NF4:
-		// 15.7 GB measured for 9.4 GB without this term).
-		gc += held
-		gnote += " + the weights' widened garbage"
-	}
-	add("Go runtime and GC", runtimeBase+gc, "%s", gnote)
-
+	// Generation (KV cache) and the step (activations, logits,
+	// workspace) come one after the other.
+	var need int64
 	for _, it := range p.Items {
-		p.Peak += it.Bytes
+		need += it.Bytes
 	}
+	need -= min(kv, act+logits+work)
+	if need+runtimeBase >= minLimitedPeak {
+		// limitGC sets the plan as the run's Go memory limit: the
+		// collector runs, and hands memory back, before the heap passes
+		// it, so the plan holds no slack for garbage.
+		add("Go runtime and GC", runtimeBase, "runtime; the Go memory limit (this plan) bounds the heap")
+	} else {
+		transient := act + logits + work + 4*trainable + update
+		gc := int64(gcFraction * float64(transient))
+		gnote := fmt.Sprintf("runtime + %.0f%% of what a step allocates (no Go memory limit below %s)", 100*gcFraction, FormatBytes(minLimitedPeak))
+		if lowPrecision && r.WidensWeights {
+			// Every product widens its weight afresh: a pass makes
+			// garbage as large as the widened weights, and GOGC=100 lets
+			// the heap grow to twice the live set before collecting it.
+			gc += held
+			gnote += " + the weights' widened garbage"
+		}
+		add("Go runtime and GC", runtimeBase+gc, "%s", gnote)
+	}
+
+	p.Peak = need + p.Items[len(p.Items)-1].Bytes // + runtime and GC
 	mode := "full fine-tuning"
 	if r.LoRARank > 0 {
 		mode = fmt.Sprintf("LoRA r=%d", r.LoRARank)

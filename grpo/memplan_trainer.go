@@ -25,7 +25,7 @@ var _ MemoryPlanner = (*LMPolicy)(nil)
 // (none for full fine-tuning).
 func (p *LMPolicy) MemoryRequest(cfg Config, promptTokens int) MemoryRequest {
 	c := p.model.Config()
-	r := MemoryRequest{Model: c, Train: cfg, Storage: p.model.Storage(), PromptTokens: promptTokens}
+	r := MemoryRequest{Model: c, Train: cfg, Storage: p.model.Storage(), PromptTokens: promptTokens, WidensWeights: p.model.WidensWeights()}
 	if p.adapter != nil {
 		// The frozen base as held: every non-trainable variable in the
 		// weights' scopes (bf16 matrices, NF4 codes and scales, norms).

@@ -449,6 +449,14 @@ func lowpWeight(ctx *mlctx.Context, g *Graph, scope, v string) (w *Node, found b
 // against the separate dequantization with it off).
 var fuseLowp = true
 
+// WidensWeights reports whether the model's products widen a
+// low-precision weight to a float32 copy first (the XLA backend, or a
+// bfloat16 compute dtype), rather than decoding it while packing their
+// panels (the pure-Go backend): memory planning counts that copy.
+func (m *Model) WidensWeights() bool {
+	return !(fuseLowp && m.Compute() == dtypes.Float32 && backend.FusedLowp(m.backend))
+}
+
 // bf16Carrier widens in[0] (bfloat16 [out, in]), marked for a fused product.
 func bf16Carrier(in ...*Node) *Node {
 	w := ConvertDType(in[0], dtypes.Float32)
