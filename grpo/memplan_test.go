@@ -162,6 +162,8 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 			"weights (int8)": 16384 + 2*(512+38912) + 256,
 			// layer inputs 2 · 64 tokens · 64 · 4 B + one layer
 			"activations": 2*64*64*4 + 64*5632,
+			// half of one layer's gradients
+			"workspace": 64 * 5632 / 2,
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -158,3 +158,35 @@ func (m *Model) loadDirect(name string, f *safetensorsFile, fileName, format str
 	m.putVar(scope, v, t, format == "f32")
 	return nil
 }
+
+// readF32Into reads tensor name as float32 values into dst (a new slice
+// when its capacity is too small), a few MB of the file at a time, and
+// returns the values: a loader that quantizes tensor after tensor reuses
+// one buffer instead of leaving each tensor's raw bytes and float32
+// values as garbage.
+func (s *safetensorsFile) readF32Into(name string, dst []float32) ([]float32, error) {
+	ti, ok := s.header.Tensors[name]
+	if !ok {
+		return nil, fmt.Errorf("model: %s: no tensor %q", s.path, name)
+	}
+	size := 4
+	if ti.DType == "BF16" || ti.DType == "F16" {
+		size = 2
+	}
+	n := (ti.DataOffsets[1] - ti.DataOffsets[0]) / size
+	if cap(dst) < n {
+		dst = make([]float32, n)
+	}
+	dst = dst[:n]
+	buf := make([]byte, min(readChunk, n*size))
+	for at := 0; at < n; {
+		k := min(len(buf)/size, n-at)
+		raw := buf[:k*size]
+		if _, err := s.f.ReadAt(raw, s.header.DataStart+int64(ti.DataOffsets[0]+at*size)); err != nil {
+			return nil, fmt.Errorf("model: %s: read %q: %w", s.path, name, err)
+		}
+		decodeInto(ti.DType, raw, dst[at:])
+		at += k
+	}
+	return dst, nil
+}

@@ -12,7 +12,7 @@ import (
 
 // TestReadDirect: reading a tensor chunk by chunk straight into its held
 // form gives, bit for bit, the whole-tensor path's values (readF32, then
-// toBF16 for bfloat16), for every file dtype, chunk sizes that split
+// toBF16 for bfloat16; readF32Into: readF32), for every file dtype, chunk sizes that split
 // values' runs unevenly, on the pure-Go backend (into its buffers) and on
 // the host (no backend); a file written as F32 reads back exactly.
 func TestReadDirect(t *testing.T) {
@@ -68,6 +68,18 @@ func TestReadDirect(t *testing.T) {
 				if onB && (f.IsLocal() || h.IsLocal()) {
 					t.Errorf("%s file: read on the backend left a host copy", fileDT)
 				}
+			}
+		}
+		for _, dst := range [][]float32{nil, make([]float32, 5), make([]float32, 3, 200)} {
+			got, err := s.readF32Into("w", dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sameBits(got, whole) {
+				t.Errorf("%s file: readF32Into (dst cap %d) differs from readF32", fileDT, cap(dst))
+			}
+			if cap(dst) >= len(whole) && &got[0] != &dst[:1][0] {
+				t.Errorf("%s file: readF32Into did not reuse a large enough dst", fileDT)
 			}
 		}
 		if _, err := s.readDirect(b, "w", dtypes.Int8); err == nil {

@@ -201,6 +201,7 @@ func Load(dir string, opts *Options) (*Model, error) {
 		opts.logf("model: %s: loading the language model only; skipped %d vision-tower and projector tensors", dir, skipped)
 	}
 	var errs []error
+	var scratch []float32 // the values of the tensor being quantized
 	for _, w := range cfg.Weights() {
 		l, ok := where[w.Name]
 		if !ok {
@@ -220,11 +221,12 @@ func Load(dir string, opts *Options) (*Model, error) {
 			}
 			continue
 		}
-		data, _, err := l.f.readF32(l.name)
+		data, err := l.f.readF32Into(l.name, scratch)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		scratch = data // storeAs keeps no reference to data
 		if err := m.storeAs(w.Name, data, w.Shape, format, dq); err != nil {
 			errs = append(errs, err)
 		}

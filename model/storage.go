@@ -189,20 +189,29 @@ func (m *Model) storeAs(name string, data []float32, shape []int, format string,
 		m.putVar(scope, v, onBackend(m.backend, toBF16(data), shape...), false)
 	case "nf4":
 		m.deleteVar(scope, v)
-		q := quant.QuantizeNF4(data, double)
 		// [out, in/2, 1]: the form of the fused products' carrier (lowpWeight).
-		packedDims := []int{len(q.Packed)}
+		packedDims := []int{(len(data) + 1) / 2}
 		if len(shape) == 2 && shape[1]%2 == 0 {
 			packedDims = []int{shape[0], shape[1] / 2, 1}
 		}
-		m.putVar(scope, varNF4, onBackend(m.backend, q.Packed, packedDims...), false)
-		if q.Double != nil {
-			d := q.Double
+		// The codes go straight into the tensor that holds them: loading
+		// a large model leaves no garbage as large as its weights.
+		absmax := make([]float32, (len(data)+quant.BlockSize-1)/quant.BlockSize)
+		packed, err := fillTensor(m.backend, packedDims, func(dst []uint8) error {
+			quant.QuantizeNF4Into(data, dst, absmax)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("model: %s: %w", name, err)
+		}
+		m.putVar(scope, varNF4, packed, false)
+		if double {
+			d := quant.QuantizeBlockwise8(absmax)
 			m.putVar(scope, varAbsmaxQ, tensors.FromFlatDataAndDimensions(d.Codes, len(d.Codes)), false)
 			m.putVar(scope, varAbsmax2, tensors.FromFlatDataAndDimensions(d.Absmax, len(d.Absmax)), false)
 			m.putVar(scope, varAbsmaxOf, tensors.FromScalar(d.Offset), false)
 		} else {
-			m.putVar(scope, varAbsmax, onBackend(m.backend, q.Absmax, len(q.Absmax)), false)
+			m.putVar(scope, varAbsmax, onBackend(m.backend, absmax, len(absmax)), false)
 		}
 	case "int8":
 		m.deleteVar(scope, v)

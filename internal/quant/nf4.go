@@ -115,8 +115,24 @@ type NF4Tensor struct {
 func QuantizeNF4(x []float32, double bool) *NF4Tensor {
 	n := len(x)
 	t := &NF4Tensor{N: n, Packed: make([]byte, (n+1)/2)}
+	absmax := make([]float32, (n+BlockSize-1)/BlockSize)
+	QuantizeNF4Into(x, t.Packed, absmax)
+	if double {
+		t.Double = QuantizeBlockwise8(absmax)
+	} else {
+		t.Absmax = absmax
+	}
+	return t
+}
+
+// QuantizeNF4Into is QuantizeNF4 without double quantization, writing the
+// codes into packed (ceil(len(x)/2) bytes) and the scales into absmax (one
+// per block): a caller can quantize straight into the memory that holds
+// the result. It panics when a slice is too short.
+func QuantizeNF4Into(x []float32, packed []byte, absmax []float32) {
+	n := len(x)
 	blocks := (n + BlockSize - 1) / BlockSize
-	absmax := make([]float32, blocks)
+	packed, absmax = packed[:(n+1)/2], absmax[:blocks]
 	for b := range blocks {
 		blk := x[b*BlockSize : min(n, (b+1)*BlockSize)]
 		var m float32
@@ -131,18 +147,12 @@ func QuantizeNF4(x []float32, double bool) *NF4Tensor {
 			j := b*BlockSize + i
 			c := NF4Code(v * inv)
 			if j%2 == 0 {
-				t.Packed[j/2] = c << 4
+				packed[j/2] = c << 4
 			} else {
-				t.Packed[j/2] |= c
+				packed[j/2] |= c
 			}
 		}
 	}
-	if double {
-		t.Double = QuantizeBlockwise8(absmax)
-	} else {
-		t.Absmax = absmax
-	}
-	return t
 }
 
 // Scales returns the absmax of every block (dequantizing the double
