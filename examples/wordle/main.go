@@ -10,14 +10,16 @@
 // all six weights).
 //
 // With no -model it builds a tiny Llama-shaped model (2 layers of width
-// 64) whose prompt is the board as facts, one token each ("GcA YrB Xn
-// GUESS": C in position 1, R in the word but not in position 2, no N), and
-// which spells its guess letter by letter under constrained decoding: a
-// trie of the reply format around the 2,315 answer words, so that every
-// move is a valid word and the model only learns which. The warm start
-// imitates wordle.Solver (a hard-mode player: consistent guesses, openers
-// ranked by entropy) on games for the training answers, whole games and
-// games started from random mid-game states; GRPO then plays whole games
+// 64) whose prompt is the board as a grid of facts, one token each, with
+// one cell per letter position in every row ("THREE Xn Pr YrB … GcA UB …
+// GUESS": turn three, no N, an R somewhere but not in position 2, C in
+// position 1, position 2 unknown), and which spells its guess letter by
+// letter under constrained decoding: a trie of the reply format around
+// the 2,315 answer words, so that every move is a valid word and the
+// model only learns which. The warm start imitates wordle.Solver (a
+// hard-mode player: consistent guesses, openers ranked by entropy) on
+// games for the training answers, whole games and games started from
+// random mid-game states; GRPO then plays whole games
 // through the multi-turn grpo.Env. Both are evaluated on 200 held-out
 // answers that are never a secret in training. With -model DIR it trains
 // a Hugging Face checkpoint on the game's English prompts (no trie):

@@ -42,7 +42,7 @@ func TestRunSmoke(t *testing.T) {
 func TestEnvMoves(t *testing.T) {
 	train, _ := wordle.SplitAnswers(1, 200)
 	for _, tiny := range []bool{true, false} {
-		e := &env{seed: 5, answers: train, maxEarlier: 0, p: prompter{tiny: tiny}}
+		e := &env{seed: 5, answers: train, maxEarlier: 0, p: prompter{tiny: tiny, board: "grid"}}
 		ep, err := e.Episode(0)
 		if err != nil {
 			t.Fatal(err)
@@ -56,7 +56,7 @@ func TestEnvMoves(t *testing.T) {
 		next := ep.Observe().Prompt
 		want := `not an allowed word: "qzxvy"`
 		if tiny {
-			want = "START INVALID GUESS\n"
+			want = "TWO INVALID UA UB UC UD UE GUESS\n"
 		}
 		if !strings.Contains(next, want) {
 			t.Errorf("tiny=%v: prompt after an unknown word lacks %q:\n%s", tiny, want, next)
@@ -94,6 +94,42 @@ func TestFacts(t *testing.T) {
 	}
 }
 
+// TestGrid: the aligned board, hand-computed. Every row has five cells,
+// one per letter position, so that cell i of each row is at a fixed
+// distance from letter i of the reply.
+func TestGrid(t *testing.T) {
+	tests := []struct {
+		answer  string
+		earlier []string
+		want    string
+	}{
+		{"cigar", nil, "ONE UA UB UC UD UE GUESS\n"},
+		// CRANE vs CIGAR is GYY..; PIOUS vs CIGAR is .G...: R's exclusion
+		// at position 2 is dropped because I is known there.
+		{"cigar", []string{"crane", "pious"}, "THREE Xe Xn Xo Xp Xs Xu Pa Pc Pi Pr BA BB YaC BD BE GcA GiB UC UD UE GUESS\n"},
+		// SPEED vs ABIDE is ..Y.Y: E is in the word, not in position 3,
+		// and not twice (the gray second E); D is in the word, not last.
+		{"abide", []string{"speed"}, "TWO Xp Xs Pd Pe BA BB YeC NeD YdE UA UB UC UD UE GUESS\n"},
+		// Two rows: RAISE vs ABIDE is .YG.G, LEASE vs ABIDE is .NY.G
+		// (the E in position 2 is gray, the last one green). Position 2
+		// excludes A and E; A's exclusion at position 3 is dropped (I is
+		// known there).
+		{"abide", []string{"raise", "lease"}, "THREE Xl Xr Xs Pa Pe Pi BA YaB BC BD BE BA NeB BC BD BE UA UB GiC UD GeE GUESS\n"},
+	}
+	for _, tc := range tests {
+		h, err := wordle.HistoryFor(tc.answer, tc.earlier)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := grid(h); got != tc.want {
+			t.Errorf("grid(%s %v) = %q, want %q", tc.answer, tc.earlier, got, tc.want)
+		}
+	}
+	if got := grid([]wordle.Turn{{Guess: "qzxvy", Invalid: "x"}}); got != "TWO INVALID UA UB UC UD UE GUESS\n" {
+		t.Errorf("grid after an invalid move = %q", got)
+	}
+}
+
 // TestTinyTokens: every fact is one token of the tiny tokenizer, every
 // letter of a guess is one, and every answer's reply fits the trie.
 func TestTinyTokens(t *testing.T) {
@@ -104,9 +140,10 @@ func TestTinyTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, _ := wordle.HistoryFor("abide", []string{"speed", "crane", "pious"})
-	text := facts(h)
-	if ids := s.Encode(text); len(ids) != len(strings.Fields(text))+1 { // + the newline
-		t.Errorf("facts %q take %d tokens", text, len(ids))
+	for _, text := range []string{facts(h), grid(h), grid(nil)} {
+		if ids := s.Encode(text); len(ids) != len(strings.Fields(text))+1 { // + the newline
+			t.Errorf("board %q takes %d tokens", text, len(ids))
+		}
 	}
 	trie, longest, err := replyTrie(s)
 	if err != nil {
