@@ -40,7 +40,6 @@ type Trainer struct {
 	policy  Policy
 	rewards []reward.Named
 	eval    *reward.Evaluator
-	opt     gradientOptimizer
 	// constraint is the policy's sampling constraint (see Constrained);
 	// nil for none.
 	constraint model.Constraint
@@ -117,15 +116,11 @@ func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, e
 		return nil, err
 	}
 	vjp.Register()
-	opt, err := newOptimizer(cfg, grpoOptimizerScope)
-	if err != nil {
-		return nil, err
-	}
+	var err error
 	t := &Trainer{
 		cfg:        cfg,
 		policy:     policy,
 		rewards:    append([]reward.Named(nil), rewards...),
-		opt:        opt,
 		constraint: constraintOf(policy),
 		ownVars:    map[*mlctx.Variable]bool{},
 		permEpoch:  -1,
@@ -152,7 +147,7 @@ func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, e
 		}
 		(*e.exec).SetMaxCache(maxCache)
 	}
-	if t.update, err = newAdamUpdate(b, ctx, opt); err != nil {
+	if t.update, err = newAdamUpdate(b, ctx, cfg, grpoOptimizerScope); err != nil {
 		return nil, err
 	}
 	if t.withOld() {

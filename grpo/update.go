@@ -14,34 +14,41 @@ package grpo
 // the weights, moments and step counters it changes. SimpleGo's
 // element-wise ops write into an owned operand at its last use, so each
 // variable's moments and weights are updated in their own buffers and its
-// gradient is freed once applied: the update needs only a few temporaries
-// of one variable's size. The arithmetic is GoMLX's Adam, unchanged, so
+// gradient is freed once applied: the update needs only two temporaries
+// of one variable's size. The arithmetic is GoMLX's Adam, op for op, so
 // the results are the fused graph's bit for bit.
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph builders read like math, as GoMLX's layers.
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
+	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 )
 
 // adamUpdate is the AdamW step's executable and the variables it trains.
 type adamUpdate struct {
 	backend backends.Backend
-	opt     gradientOptimizer
+	cfg     Config
+	scope   string // of the optimizer state (see grpoOptimizerScope)
 	exec    *mlctx.Exec
 	// vars are the trainable variables of the training graphs, in the
 	// order of their gradient outputs (set when the first is built).
 	vars []*mlctx.Variable
 }
 
-// newAdamUpdate returns the update of ctx's trainable variables by opt.
-func newAdamUpdate(b backends.Backend, ctx *mlctx.Context, opt gradientOptimizer) (*adamUpdate, error) {
-	u := &adamUpdate{backend: b, opt: opt}
+// newAdamUpdate returns the AdamW update (cfg's learning rate, betas,
+// epsilon and weight decay) of ctx's trainable variables, keeping its
+// state under scope as GoMLX's Adam does.
+func newAdamUpdate(b backends.Backend, ctx *mlctx.Context, cfg Config, scope string) (*adamUpdate, error) {
+	u := &adamUpdate{backend: b, cfg: cfg, scope: scope}
 	var err error
 	if u.exec, err = mlctx.NewExecAny(b, ctx, u.graph); err != nil {
 		return nil, fmt.Errorf("grpo: update graph: %w", err)
@@ -83,22 +90,69 @@ func distinctOutputs(xs []*Node) []*Node {
 // clipped gradients of u.vars, in order; it updates the variables and the
 // optimizer state (moments, step counters) and returns a placeholder
 // scalar.
+//
+// The arithmetic is GoMLX's Adam (optimizers.Adam, v0.26.0, with the
+// options newOptimizer sets: no back-off, no clipping of steps or NaNs),
+// op for op, with its variables (moments, step counters, learning rate)
+// under the same names, so the results and checkpoints are the same bit
+// for bit (TestAdamUpdateMatchesReference). One thing differs: the
+// variables are updated from the smallest to the largest, so that the
+// largest one's temporaries (the tied embedding's) exist when the other
+// gradients have been freed, not beside all of them.
 func (u *adamUpdate) graph(ctx *mlctx.Context, grads []*Node) *Node {
 	ctx = ctx.Checked(false)
 	g := grads[0].Graph()
 	if len(grads) != len(u.vars) {
 		panic(fmt.Sprintf("grpo: update: %d gradients for %d trainable variables", len(grads), len(u.vars)))
 	}
-	// GoMLX's Adam pairs the gradients with the trainable variables the
-	// graph uses, in the context's order: the training graph's order.
 	for i, v := range u.vars {
 		if !v.Shape().Equal(grads[i].Shape()) {
 			panic(fmt.Sprintf("grpo: update: gradient %d has shape %s, variable %s %s", i, grads[i].Shape(), v.ScopeAndName(), v.Shape()))
 		}
-		v.ValueGraph(g)
 	}
-	u.opt.UpdateGraphWithGradients(ctx, grads, dtypes.Float32)
+	dtype := dtypes.Float32
+	learningRate := optimizers.LearningRateVar(ctx, dtype, u.cfg.LearningRate).ValueGraph(g)
+	_ = optimizers.IncrementGlobalStepGraph(ctx, g, dtype)
+	adamStep := optimizers.IncrementGlobalStepGraph(ctx.In(u.scope), g, dtype)
+	beta1 := Const(g, shapes.CastAsDType(u.cfg.AdamBeta1, dtype))
+	debias1 := Reciprocal(OneMinus(Pow(beta1, adamStep)))
+	beta2 := Const(g, shapes.CastAsDType(u.cfg.AdamBeta2, dtype))
+	debias2 := Reciprocal(OneMinus(Pow(beta2, adamStep)))
+	epsilon := Const(g, shapes.CastAsDType(u.cfg.AdamEpsilon, dtype))
+
+	order := make([]int, len(u.vars))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(u.vars[a].Shape().Size(), u.vars[b].Shape().Size()) })
+	for _, i := range order {
+		v, grad := u.vars[i], grads[i]
+		m1Var, m2Var := u.moments(ctx, v)
+		moment1 := Add(Mul(beta1, m1Var.ValueGraph(g)), Mul(OneMinus(beta1), grad))
+		m1Var.SetValueGraph(moment1)
+		debiased1 := Mul(moment1, debias1)
+		moment2 := Add(Mul(beta2, m2Var.ValueGraph(g)), Mul(OneMinus(beta2), Square(grad)))
+		m2Var.SetValueGraph(moment2)
+		denominator := Add(Sqrt(Mul(moment2, debias2)), epsilon)
+		value := v.ValueGraph(g)
+		step := Div(Mul(learningRate, debiased1), denominator)
+		if u.cfg.WeightDecay > 0 {
+			step = Add(step, Mul(learningRate, MulScalar(value, u.cfg.WeightDecay)))
+		}
+		v.SetValueGraph(Sub(value, step))
+	}
 	return ScalarZero(g, dtypes.Float32)
+}
+
+// moments returns the AdamW moment variables of v (zero at first), named
+// as GoMLX's Adam names them.
+func (u *adamUpdate) moments(ctx *mlctx.Context, v *mlctx.Variable) (m1, m2 *mlctx.Variable) {
+	c := ctx.InAbsPath(mlctx.ScopeSeparator + u.scope + v.Scope()).WithInitializer(initializers.Zero)
+	shape := v.Shape().Clone()
+	shape.DType = dtypes.Float32
+	m1 = c.VariableWithShape(v.Name()+"_1st_moment", shape).SetTrainable(false)
+	m2 = c.VariableWithShape(v.Name()+"_2nd_moment", shape).SetTrainable(false)
+	return m1, m2
 }
 
 // apply takes the AdamW step from grads (the training graph's gradient
