@@ -84,8 +84,10 @@ func (f *fwd) prefixAttention(q, k, v, mask *Node, cache *kvState, w cacheWrite)
 
 	// Scores, [B, nkv, 1, rep, Tp+Sx]: the prompt's for each prompt's G rows
 	// at once, then the suffix's.
-	qp := Reshape(q, P, G, nkv, rep, hd)
-	sp := DotGeneral(qp, []int{4}, []int{0, 2}, cache.pk, []int{3}, []int{0, 2}) // [P, nkv, G, rep, Tp]
+	// Operands transposed so that each product's rows are contiguous: the
+	// backend would otherwise copy them into fresh (page-faulting) memory.
+	qp := TransposeAllAxes(Reshape(q, P, G, nkv, rep, hd), 0, 2, 1, 3, 4)        // [P, nkv, G, rep, hd]
+	sp := DotGeneral(qp, []int{4}, []int{0, 1}, cache.pk, []int{3}, []int{0, 2}) // [P, nkv, G, rep, Tp]
 	sp = Reshape(TransposeAllAxes(sp, 0, 2, 1, 3, 4), B, nkv, 1, rep, Tp)
 	q5 := Reshape(q, B, 1, nkv, rep, hd)
 	ss := DotGeneral(q5, []int{4}, []int{0, 2}, ks, []int{3}, []int{0, 2}) // [B, nkv, 1, rep, Sx]
@@ -93,7 +95,8 @@ func (f *fwd) prefixAttention(q, k, v, mask *Node, cache *kvState, w cacheWrite)
 
 	// The prompt part of the weighted sum, per query head: carry [B·rep, nkv·hd].
 	pp := Reshape(Slice(probs, AxisRange(), AxisRange(), AxisRange(), AxisRange(), AxisRange(0, Tp)), P, G, nkv, rep, Tp)
-	c := DotGeneral(pp, []int{4}, []int{0, 2}, cache.pv, []int{1}, []int{0, 2}) // [P, nkv, G, rep, hd]
+	pp = TransposeAllAxes(pp, 0, 2, 1, 3, 4)                                    // [P, nkv, G, rep, Tp]
+	c := DotGeneral(pp, []int{4}, []int{0, 1}, cache.pv, []int{1}, []int{0, 2}) // [P, nkv, G, rep, hd]
 	carry := Reshape(TransposeAllAxes(c, 0, 2, 3, 1, 4), B*rep, nkv*hd)         // [P, G, rep, nkv, hd]
 	S1 := rep + Sx
 	rows := Reshape(Add(
