@@ -149,9 +149,12 @@ func BenchmarkSmolLM2ShapedForwardBackward(b *testing.B) {
 }
 
 // BenchmarkSmolLM2ShapedDecodeBatch32 times the decode step of bench/grpostep's
-// generation-heavy variant: 4 prompts of 80 tokens × G=8 (batch 32, KV caches
-// of 256 slots), sampling. One iteration is a 17-token generation minus a
-// 1-token one (the same prefill): 16 decode steps. It reports wall and
+// generation-heavy variant: 4 prompts of 80 tokens × G=8 (batch 32; contexts
+// of 256 slots: the 128-slot prompt caches shared by each group, suffix
+// caches of 16 and 32 slots here), sampling. One iteration is a 17-token
+// generation minus a 1-token one (the same prefill): the first 16 decode
+// steps, which read fewer suffix slots than the later steps of a 128-token
+// generation (bench/grpostep -decodeonly times those). It reports wall and
 // process-CPU milliseconds per step.
 func BenchmarkSmolLM2ShapedDecodeBatch32(b *testing.B) {
 	m := smolLM2(b)
