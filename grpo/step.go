@@ -226,7 +226,7 @@ func (t *Trainer) trainGraph(accumulate, apply bool) func(ctx *mlctx.Context, in
 			}
 		}
 		t.update.setVars(vars)
-		return append([]*Node{loss, stats, norm, finiteStep(loss, norm)}, distinctOutputs(grads)...)
+		return append([]*Node{loss, stats, norm, finiteStep(loss, norm)}, grads...)
 	}
 }
 

@@ -70,22 +70,6 @@ func (u *adamUpdate) setVars(vars []*mlctx.Variable) {
 	}
 }
 
-// distinctOutputs returns xs with every repeated node replaced by an
-// Identity of it: SimpleGo returns each output node's buffer once, and
-// two variables may share a gradient node (x + y).
-func distinctOutputs(xs []*Node) []*Node {
-	seen := make(map[*Node]bool, len(xs))
-	out := make([]*Node, len(xs))
-	for i, x := range xs {
-		if seen[x] {
-			x = Identity(x)
-		}
-		seen[x] = true
-		out[i] = x
-	}
-	return out
-}
-
 // graph is the graph function of the AdamW step: its inputs are the
 // clipped gradients of u.vars, in order; it updates the variables and the
 // optimizer state (moments, step counters) and returns a placeholder
