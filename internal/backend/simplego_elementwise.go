@@ -68,6 +68,7 @@ var (
 
 // FastElementwise reports whether the float32 element-wise ops (Add, Sub,
 // Mul, Div, Max, Min, Pow, Equal, Exp, Logistic, Sqrt, Neg, Where), BroadcastInDim,
+// ScatterSum of whole rows (KV-cache writes),
 // reductions and Transpose of the "go" backend run on
 // grpokit's executors (nil) or on SimpleGo's own (the error says why). It
 // is meaningful once a "go" backend has been made.
@@ -101,6 +102,7 @@ var fastOps = map[backends.OpType]nodeExecutor{
 	backends.OpTypeSqrt:           unaryExec(backends.OpTypeSqrt, sqrt32),
 	backends.OpTypeNeg:            unaryExec(backends.OpTypeNeg, neg32),
 	backends.OpTypeWhere:          whereExec,
+	backends.OpTypeScatterSum:     scatterRowsExec,
 }
 
 // installFastOps puts the executors of fastOps in place; New calls it when
