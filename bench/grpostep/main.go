@@ -141,9 +141,9 @@ func run(args []string, w io.Writer) error {
 
 	fmt.Fprintf(w, "grpokit grpostep %q: %s (%d params, f32), %d prompts × G=%d, %d prompt tokens, %d sampled tokens (forced), micro-batches %d×%d, %s\n",
 		*name, shapeName, m.NumParams(), v.prompts, v.g, v.promptLen, v.newTokens, v.accum, v.batchSize, map[bool]string{true: "LoRA r=16 on all linear layers", false: "full fine-tuning"}[v.lora])
-	fmt.Fprintf(w, "grpokit: backend %q, gemm kernels %v (GRPOKIT_GEMM=%q), element-wise %v, DotGeneral hook: %v, fast ops: %v, GOMAXPROCS=%d, %s\n",
+	fmt.Fprintf(w, "grpokit: backend %q, gemm kernels %v (GRPOKIT_GEMM=%q), element-wise %v, DotGeneral hook: %v, fast ops: %v, huge pages (GRPOKIT_HUGEPAGES=1): %v, GOMAXPROCS=%d, %s\n",
 		backend.Resolve(""), gemm.Active(), os.Getenv("GRPOKIT_GEMM"), vec32.Active(), errOr(backend.FastDotGeneral(), "on"),
-		errOr(backend.FastElementwise(), "on"), runtime.GOMAXPROCS(0), cpuModel())
+		errOr(backend.FastElementwise(), "on"), backend.HugePages(), runtime.GOMAXPROCS(0), cpuModel())
 	if torchInfo != "" {
 		fmt.Fprintf(w, "PyTorch: %s\n", torchInfo)
 	}
@@ -174,17 +174,20 @@ func run(args []string, w io.Writer) error {
 	var cpuSeconds []float64 // process CPU time of each step
 	var profErr error
 	cpuMark := cpuTime()
+	sysMark, faultMark := sysTimeFaults()
 	tr.OnStep = func(m grpo.Metrics) {
 		ms = append(ms, m)
 		now := cpuTime()
+		sys, faults := sysTimeFaults()
 		cpuSeconds = append(cpuSeconds, now-cpuMark)
-		fmt.Fprintf(w, "step %d: %.2f s (generate %.2f s, reward %.3f s, train %.2f s), %.2f CPU s\n",
-			len(ms), m["step_time"], m["timing/generate"], m["timing/reward"], m["train_time"], now-cpuMark)
+		fmt.Fprintf(w, "step %d: %.2f s (generate %.2f s, reward %.3f s, train %.2f s), %.2f CPU s (system %.2f s, %d minor page faults)\n",
+			len(ms), m["step_time"], m["timing/generate"], m["timing/reward"], m["train_time"], now-cpuMark, sys-sysMark, faults-faultMark)
 		if len(ms) == 1 {
 			stopProfile()
 			profErr = startProfile(*cpuProfile)
 		}
 		cpuMark = cpuTime()
+		sysMark, faultMark = sysTimeFaults()
 	}
 	data := make(grpo.SliceDataset, v.prompts*cfg.MaxSteps)
 	for i := range data {

@@ -77,7 +77,7 @@ func convertBF16(b *simplego.Backend, node *simplego.Node, inputs []*simplego.Bu
 	if err != nil || !ok {
 		return stockConvert(b, node, inputs, owned)
 	}
-	out := b.NewBuffer(to)
+	out := newBuffer(b, to)
 	if out == nil {
 		return stockConvert(b, node, inputs, owned)
 	}
@@ -109,7 +109,7 @@ func dotBF16(b *simplego.Backend, lhs, rhs []bfloat16.BFloat16, lhsDims, rhsDims
 	bm := operand(widen(rhs), rhsDims, p.rhsBatch, p.rhsContract, false)
 	tmp := make([]float32, batch*m*n)
 	gemm.Gemm(batch, m, n, k, a, bm, tmp)
-	out := b.NewBuffer(shapes.Make(dtypes.BFloat16, batch, m, n))
+	out := newBuffer(b, shapes.Make(dtypes.BFloat16, batch, m, n))
 	if out == nil {
 		return nil, false
 	}

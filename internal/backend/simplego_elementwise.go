@@ -157,7 +157,7 @@ func f32Input(b *simplego.Backend, inputs []*simplego.Buffer, i int) (shapes.Sha
 // f32Output returns a new float32 buffer of the given shape from
 // SimpleGo's pool.
 func f32Output(b *simplego.Backend, s shapes.Shape) (*simplego.Buffer, []float32, bool) {
-	out := b.NewBuffer(s)
+	out := newBuffer(b, s)
 	if out == nil {
 		return nil, nil, false
 	}
@@ -345,7 +345,7 @@ func equalExec(b *simplego.Backend, node *simplego.Node, inputs []*simplego.Buff
 	}
 	lf, err1 := b.BufferData(inputs[0])
 	rf, err2 := b.BufferData(inputs[1])
-	out := b.NewBuffer(outShape)
+	out := newBuffer(b, outShape)
 	if err1 != nil || err2 != nil || out == nil {
 		return stock(b, node, inputs, owned)
 	}

@@ -183,7 +183,7 @@ func dotGeneralGemm(b *simplego.Backend, node *simplego.Node, inputs []*simplego
 	}
 	a := operand(lhsData, lhsShape.Dimensions, p.axes.lhsBatch, p.axes.lhsContract, true)
 	bm := operand(rhsData, rhsShape.Dimensions, p.axes.rhsBatch, p.axes.rhsContract, false)
-	out := b.NewBuffer(shapes.Make(dtypes.Float32, p.batch, p.m, p.n))
+	out := newBuffer(b, shapes.Make(dtypes.Float32, p.batch, p.m, p.n))
 	outFlat, _ := b.BufferData(out)
 	gemm.Gemm(p.batch, p.m, p.n, p.k, a, bm, outFlat.([]float32))
 	fastCalls.Add(1)
@@ -250,7 +250,7 @@ func dotLowp(b *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer
 				mats[i] = operand(data, shape.Dimensions, side.batch, side.contract, i == 0)
 			}
 			if ok {
-				out := b.NewBuffer(shapes.Make(dtypes.Float32, p.batch, p.m, p.n))
+				out := newBuffer(b, shapes.Make(dtypes.Float32, p.batch, p.m, p.n))
 				outFlat, _ := b.BufferData(out)
 				gemm.Gemm(p.batch, p.m, p.n, p.k, mats[0], mats[1], outFlat.([]float32))
 				fastCalls.Add(1)

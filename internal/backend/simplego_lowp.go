@@ -222,7 +222,7 @@ func proxyOf(buf *simplego.Buffer) *lowpProxy {
 // dequantized returns a float32 buffer with p's values (the fallback for a
 // DotGeneral the fused path cannot run).
 func dequantized(b *simplego.Backend, p *lowpProxy) *simplego.Buffer {
-	out := b.NewBuffer(shapes.Make(dtypes.Float32, p.dims...))
+	out := newBuffer(b, shapes.Make(dtypes.Float32, p.dims...))
 	flat, _ := b.BufferData(out)
 	p.q.Decode(flat.([]float32), 0)
 	return out
