@@ -230,14 +230,19 @@ func PlanMemory(r MemoryRequest) (MemoryPlan, error) {
 	add("workspace", work, "%s", wnote)
 
 	// The AdamW step overwrites each variable's weights and moments in
-	// their own buffers (update.go), with two temporaries of that
-	// variable's size (TestAdamUpdateInPlace).
-	largest := c.LargestMatrix()
+	// their own buffers (update.go) with two temporaries of the
+	// variable's size, smallest variable first, freeing each gradient once
+	// applied: beside the gradients still held, the temporaries of the
+	// second-largest matrix, and the largest one's (3 copies with its
+	// gradient) only beyond what the other gradients held
+	// (TestAdamUpdateInPlace).
+	largest, second := largestMatrices(c)
 	if r.LoRARank > 0 {
 		largest = loraLargest(c, r.LoRARank, r.LoRATargets)
+		second = largest
 	}
-	update := 2 * 4 * largest
-	add("optimizer update", update, "in place; 2 temporaries of the largest trainable matrix (%s)", count(largest))
+	update := 4 * (max(0, 3*largest-trainable) + 2*second)
+	add("optimizer update", update, "in place, smallest variable first; temporaries beside the gradients")
 
 	// Generation (KV cache) and the step (activations, logits,
 	// workspace) come one after the other.
@@ -295,6 +300,23 @@ func loraParams(c model.Config, r int, targets []string) int64 {
 		n += dims[t]
 	}
 	return n * int64(r) * int64(c.NumHiddenLayers)
+}
+
+// largestMatrices returns the sizes of the two largest weight matrices
+// (equal when the largest appears twice, as an untied LM head).
+func largestMatrices(c model.Config) (first, second int64) {
+	for _, w := range c.Weights() {
+		if len(w.Shape) != 2 {
+			continue
+		}
+		n := int64(w.Shape[0]) * int64(w.Shape[1])
+		if n > first {
+			first, second = n, first
+		} else if n > second {
+			second = n
+		}
+	}
+	return first, second
 }
 
 // loraLargest is the largest adapter matrix: A [r, in] or B [out, r].
