@@ -13,9 +13,10 @@ package grpo
 // to the update executable (adamUpdate) as donated buffers, and context.Exec donates
 // the weights, moments and step counters it changes. SimpleGo's
 // element-wise ops write into an owned operand at its last use, so each
-// variable's moments and weights are updated in their own buffers and its
+// variable's new moments and weights take the place of the old ones (in
+// the old buffer or a temporary's, the other freed at once) and its
 // gradient is freed once applied: the update needs only two temporaries
-// of one variable's size. The arithmetic is GoMLX's Adam, op for op, so
+// of one variable's size, never a second set (TestAdamUpdateInPlace). The arithmetic is GoMLX's Adam, op for op, so
 // the results are the fused graph's bit for bit.
 
 import (
