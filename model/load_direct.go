@@ -25,29 +25,11 @@ var readChunk = 4 << 20
 // three extra copies of it; the embedding of a 128k-token vocabulary
 // (0.5 GB in bf16, 2.1 GB at 8B) made the load the run's peak.
 func (s *safetensorsFile) readDirect(b backends.Backend, name string, dtype dtypes.DType) (*tensors.Tensor, error) {
-	ti, ok := s.header.Tensors[name]
-	if !ok {
-		return nil, fmt.Errorf("model: %s: no tensor %q", s.path, name)
+	ti, n, err := s.tensorValues(name)
+	if err != nil {
+		return nil, err
 	}
-	size := 4
-	if ti.DType == "BF16" || ti.DType == "F16" {
-		size = 2
-	}
-	n := (ti.DataOffsets[1] - ti.DataOffsets[0]) / size
-	// decode converts raw (whole values) into dst via fill.
-	read := func(fill func(at int, raw []byte)) error {
-		buf := make([]byte, min(readChunk, n*size))
-		for at := 0; at < n; {
-			k := min(len(buf)/size, n-at)
-			raw := buf[:k*size]
-			if _, err := s.f.ReadAt(raw, s.header.DataStart+int64(ti.DataOffsets[0]+at*size)); err != nil {
-				return fmt.Errorf("model: %s: read %q: %w", s.path, name, err)
-			}
-			fill(at, raw)
-			at += k
-		}
-		return nil
-	}
+	read := func(fill func(at int, raw []byte)) error { return s.readChunks(name, ti, n, fill) }
 	switch dtype {
 	case dtypes.Float32:
 		return fillTensor(b, ti.Shape, func(dst []float32) error {
@@ -165,28 +147,51 @@ func (m *Model) loadDirect(name string, f *safetensorsFile, fileName, format str
 // one buffer instead of leaving each tensor's raw bytes and float32
 // values as garbage.
 func (s *safetensorsFile) readF32Into(name string, dst []float32) ([]float32, error) {
-	ti, ok := s.header.Tensors[name]
-	if !ok {
-		return nil, fmt.Errorf("model: %s: no tensor %q", s.path, name)
+	ti, n, err := s.tensorValues(name)
+	if err != nil {
+		return nil, err
 	}
-	size := 4
-	if ti.DType == "BF16" || ti.DType == "F16" {
-		size = 2
-	}
-	n := (ti.DataOffsets[1] - ti.DataOffsets[0]) / size
 	if cap(dst) < n {
 		dst = make([]float32, n)
 	}
 	dst = dst[:n]
+	if err := s.readChunks(name, ti, n, func(at int, raw []byte) { decodeInto(ti.DType, raw, dst[at:]) }); err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// tensorValues returns tensor name's header entry and its number of values.
+func (s *safetensorsFile) tensorValues(name string) (TensorInfo, int, error) {
+	ti, ok := s.header.Tensors[name]
+	if !ok {
+		return TensorInfo{}, 0, fmt.Errorf("model: %s: no tensor %q", s.path, name)
+	}
+	return ti, (ti.DataOffsets[1] - ti.DataOffsets[0]) / valueSize(ti.DType), nil
+}
+
+// valueSize is the bytes per value of a F32, BF16 or F16 tensor.
+func valueSize(dtype string) int {
+	if dtype == "BF16" || dtype == "F16" {
+		return 2
+	}
+	return 4
+}
+
+// readChunks reads the n values of tensor ti (named name) a few MB at a
+// time and hands each chunk of whole values to fill with the index of its
+// first value: one buffer of at most readChunk bytes, never the tensor.
+func (s *safetensorsFile) readChunks(name string, ti TensorInfo, n int, fill func(at int, raw []byte)) error {
+	size := valueSize(ti.DType)
 	buf := make([]byte, min(readChunk, n*size))
 	for at := 0; at < n; {
 		k := min(len(buf)/size, n-at)
 		raw := buf[:k*size]
 		if _, err := s.f.ReadAt(raw, s.header.DataStart+int64(ti.DataOffsets[0]+at*size)); err != nil {
-			return nil, fmt.Errorf("model: %s: read %q: %w", s.path, name, err)
+			return fmt.Errorf("model: %s: read %q: %w", s.path, name, err)
 		}
-		decodeInto(ti.DType, raw, dst[at:])
+		fill(at, raw)
 		at += k
 	}
-	return dst, nil
+	return nil
 }
