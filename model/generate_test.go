@@ -59,6 +59,26 @@ func tinyModel(t testing.TB) *Model {
 	return m
 }
 
+// TestGenerateManyShapes runs more distinct batch shapes than GoMLX's
+// default executor cache holds (32), as a multi-turn Env does: a full
+// cache must not fail generation.
+func TestGenerateManyShapes(t *testing.T) {
+	m := tinyModel(t)
+	for rows := 1; rows <= 40; rows++ {
+		prompts := make([][]int, rows)
+		for i := range prompts {
+			prompts[i] = []int{1, 5 + i%7, 9}
+		}
+		out, err := m.Generate(context.Background(), prompts, GenerateConfig{MaxNewTokens: 2, IgnoreEOS: true})
+		if err != nil {
+			t.Fatalf("%d rows: %v", rows, err)
+		}
+		if len(out) != rows {
+			t.Fatalf("%d rows: got %d completions", rows, len(out))
+		}
+	}
+}
+
 func TestGenerateGroupsShareThePrompt(t *testing.T) {
 	m := tinyModel(t)
 	prompts := [][]int{{1, 116, 275, 56}, {1, 98}}

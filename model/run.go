@@ -102,6 +102,12 @@ func (b Batch) tensors(vocab int) (ids, mask, pos *tensors.Tensor, err error) {
 		tensors.FromFlatDataAndDimensions(fp, B, T), nil
 }
 
+// execCacheSize bounds the shapes one executor compiles. GoMLX's default
+// (32) is too few for decode: a multi-turn Env's batches vary in rows,
+// prompt bucket and suffix-cache bucket, and a full cache is an error,
+// not an eviction.
+const execCacheSize = 1024
+
 // exec returns the cached executor for key, building it with fn once.
 func (m *Model) exec(key string, fn any) (*mlctx.Exec, error) {
 	m.mu.Lock()
@@ -113,6 +119,7 @@ func (m *Model) exec(key string, fn any) (*mlctx.Exec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: %s: %w", key, err)
 	}
+	e.SetMaxCache(execCacheSize)
 	m.execs[key] = e
 	return e, nil
 }
