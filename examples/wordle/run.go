@@ -152,26 +152,18 @@ func facts(history []wordle.Turn) string {
 			*list = append(*list, f)
 		}
 	}
-	invalid := false
-	for _, t := range history {
-		if t.Invalid != "" {
-			invalid = true
-			continue
+	invalid := eachCell(history, func(i int, l string, kind cellKind) {
+		switch kind {
+		case cellGreen:
+			add(&green, "G"+l+positions[i:i+1])
+		case cellYellow:
+			add(&yellow, "Y"+l+positions[i:i+1])
+		case cellNoMore:
+			add(&gray, "N"+l+positions[i:i+1])
+		default:
+			add(&absent, "X"+l)
 		}
-		for i, c := range t.Feedback {
-			l := t.Guess[i : i+1]
-			switch {
-			case c == wordle.Green:
-				add(&green, "G"+l+positions[i:i+1])
-			case c == wordle.Yellow:
-				add(&yellow, "Y"+l+positions[i:i+1])
-			case coloredCopy(t, t.Guess[i]):
-				add(&gray, "N"+l+positions[i:i+1])
-			default:
-				add(&absent, "X"+l)
-			}
-		}
-	}
+	})
 	var all []string
 	for _, part := range [][]string{green, yellow, gray, absent} {
 		slices.SortFunc(part, func(a, b string) int { return strings.Compare(a[2:]+a[1:2], b[2:]+b[1:2]) })
@@ -210,28 +202,20 @@ func grid(history []wordle.Turn) string {
 			*list = append(*list, f)
 		}
 	}
-	invalid := false
-	for _, t := range history {
-		if t.Invalid != "" {
-			invalid = true
-			continue
+	invalid := eachCell(history, func(i int, l string, kind cellKind) {
+		switch kind {
+		case cellGreen:
+			green[i] = "G" + l + positions[i:i+1]
+			add(&present, "P"+l)
+		case cellYellow:
+			add(&excl[i], "Y"+l+positions[i:i+1])
+			add(&present, "P"+l)
+		case cellNoMore:
+			add(&excl[i], "N"+l+positions[i:i+1])
+		default:
+			add(&absent, "X"+l)
 		}
-		for i, c := range t.Feedback {
-			l := t.Guess[i : i+1]
-			switch {
-			case c == wordle.Green:
-				green[i] = "G" + l + positions[i:i+1]
-				add(&present, "P"+l)
-			case c == wordle.Yellow:
-				add(&excl[i], "Y"+l+positions[i:i+1])
-				add(&present, "P"+l)
-			case coloredCopy(t, t.Guess[i]):
-				add(&excl[i], "N"+l+positions[i:i+1])
-			default:
-				add(&absent, "X"+l)
-			}
-		}
-	}
+	})
 	slices.Sort(absent)
 	slices.Sort(present)
 	parts := []string{turns[min(len(history), wordle.MaxTurns-1)]}
@@ -264,6 +248,41 @@ func grid(history []wordle.Turn) string {
 		parts = append(parts, gr)
 	}
 	return strings.Join(append(parts, "GUESS"), " ") + "\n"
+}
+
+// cellKind is what one cell of a guess's feedback says of its letter.
+type cellKind int
+
+const (
+	cellGreen  cellKind = iota // the letter is in this position
+	cellYellow                 // in the word, not in this position
+	cellNoMore                 // gray, but a copy is green or yellow in the same guess: no further copy
+	cellAbsent                 // not in the word
+)
+
+// eachCell calls f for every cell of the valid guesses in history, in
+// order, and reports whether any move was rejected: the one reading of the
+// feedback that both boards (facts, grid) render.
+func eachCell(history []wordle.Turn, f func(i int, letter string, kind cellKind)) (invalid bool) {
+	for _, t := range history {
+		if t.Invalid != "" {
+			invalid = true
+			continue
+		}
+		for i, c := range t.Feedback {
+			kind := cellAbsent
+			switch {
+			case c == wordle.Green:
+				kind = cellGreen
+			case c == wordle.Yellow:
+				kind = cellYellow
+			case coloredCopy(t, t.Guess[i]):
+				kind = cellNoMore
+			}
+			f(i, t.Guess[i:i+1], kind)
+		}
+	}
+	return invalid
 }
 
 // coloredCopy reports whether letter c of t's guess is green or yellow
