@@ -46,6 +46,23 @@ func (a Advantages) FracZeroStd() float64 {
 	return float64(n) / float64(len(a.Std))
 }
 
+// FracGroupsZeroStd returns the fraction of groups whose weighted rewards
+// all tie (ZeroStd), whatever the scaling: the groups that carry no
+// learning signal. Unlike FracZeroStd it stays meaningful with ScaleBatch,
+// where every row's σ is the batch's.
+func (a Advantages) FracGroupsZeroStd() float64 {
+	if len(a.ZeroStd) == 0 {
+		return 0
+	}
+	n := 0
+	for _, z := range a.ZeroStd {
+		if z {
+			n++
+		}
+	}
+	return float64(n) / float64(len(a.ZeroStd))
+}
+
 // isZeroStd is torch.isclose(std, 0): |std| ≤ 1e-8.
 func isZeroStd(s float64) bool { return math.Abs(s) <= 1e-8 }
 

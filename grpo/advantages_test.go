@@ -84,3 +84,31 @@ func TestGroupAdvantagesGolden(t *testing.T) {
 		t.Errorf("FracZeroStd = %g, want 0", got)
 	}
 }
+
+// TestFracGroupsZeroStd: three groups of two, the middle one tied. With
+// ScaleBatch every row's σ is the batch's (non-zero), so TRL's
+// frac_reward_zero_std is 0 while one group in three carries no signal.
+func TestFracGroupsZeroStd(t *testing.T) {
+	rewards := []float64{0, 1, 2, 2, 1, 3}
+	for _, tc := range []struct {
+		scale              ScaleRewards
+		wantRows, wantGrps float64
+	}{
+		{ScaleGroup, 2.0 / 6, 1.0 / 3},
+		{ScaleBatch, 0, 1.0 / 3},
+	} {
+		a, err := GroupAdvantages(rewards, 2, tc.scale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a.FracZeroStd(); got != tc.wantRows {
+			t.Errorf("%s: FracZeroStd = %g, want %g", tc.scale, got, tc.wantRows)
+		}
+		if got := a.FracGroupsZeroStd(); got != tc.wantGrps {
+			t.Errorf("%s: FracGroupsZeroStd = %g, want %g", tc.scale, got, tc.wantGrps)
+		}
+	}
+	if got := (Advantages{}).FracGroupsZeroStd(); got != 0 {
+		t.Errorf("empty: FracGroupsZeroStd = %g, want 0", got)
+	}
+}

@@ -16,7 +16,9 @@ import (
 
 // Metrics is one optimizer step's figures, keyed by TRL's names: "step",
 // "loss", "reward", "reward_std", "rewards/<name>/mean", "rewards/<name>/std",
-// "rewards/<name>/failures", "frac_reward_zero_std", "kl" (when Beta > 0),
+// "rewards/<name>/failures", "frac_reward_zero_std",
+// "frac_group_zero_std" (groups whose rewards all tie, whatever
+// ScaleRewards; not TRL's), "kl" (when Beta > 0),
 // "entropy", "clip_ratio/low_mean", "clip_ratio/low_min",
 // "clip_ratio/high_mean", "clip_ratio/high_max", "clip_ratio/region_mean"
 // (clipped loss types), "cispo_clip_ratio" (cispo), "vespo/phi_seq_mean"

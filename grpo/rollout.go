@@ -289,6 +289,7 @@ func rolloutMetrics(t *Trainer, rows []*row, adv Advantages, tally rewardTally) 
 	m["reward"] = mean
 	m["reward_std"] = std // TRL 1.10: over all rows (v0.21.0: mean of the group stds)
 	m["frac_reward_zero_std"] = adv.FracZeroStd()
+	m["frac_group_zero_std"] = adv.FracGroupsZeroStd()
 	m["completions/mean_length"] = sumLen / n
 	m["completions/min_length"] = minLen
 	m["completions/max_length"] = maxLen

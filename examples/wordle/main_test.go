@@ -178,6 +178,41 @@ func TestBadConfig(t *testing.T) {
 	if err := run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "-max-earlier 9: want 0 to 4") {
 		t.Fatalf("error %v", err)
 	}
+	cfg = defaults()
+	cfg.RLAnswers = 2115
+	if err := run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "-rl-answers 2115: want 0 to 2114") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+// TestSplitTrain: the GRPO answers and the warm start's are disjoint,
+// cover train, have the asked sizes, depend on the seed, and n = 0 gives
+// both all of train.
+func TestSplitTrain(t *testing.T) {
+	train, test := wordle.SplitAnswers(1, 200)
+	sft, rl := splitTrain(train, 500, 1)
+	if len(sft) != len(train)-500 || len(rl) != 500 {
+		t.Fatalf("sizes %d / %d, want %d / 500", len(sft), len(rl), len(train)-500)
+	}
+	all := append(slices.Clone(sft), rl...)
+	slices.Sort(all)
+	if !slices.Equal(all, train) {
+		t.Error("warm-start and GRPO answers together are not the training answers, each once")
+	}
+	for _, w := range test {
+		if slices.Contains(rl, w) || slices.Contains(sft, w) {
+			t.Errorf("held-out %q in a training split", w)
+		}
+	}
+	if _, rl2 := splitTrain(train, 500, 2); slices.Equal(rl, rl2) {
+		t.Error("seeds 1 and 2 draw the same GRPO answers")
+	}
+	if _, rl3 := splitTrain(train, 500, 1); !slices.Equal(rl, rl3) {
+		t.Error("seed 1 twice draws different GRPO answers")
+	}
+	if sft0, rl0 := splitTrain(train, 0, 1); !slices.Equal(sft0, train) || !slices.Equal(rl0, train) {
+		t.Error("n = 0: want train for both")
+	}
 }
 
 // solverPolicy plays wordle.Solver's moves (or always reply when it is

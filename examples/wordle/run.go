@@ -54,6 +54,10 @@ type config struct {
 	// is skipped; otherwise the warm start runs and saves its model there.
 	// It lets GRPO settings be compared from one SFT model.
 	WarmDir string `json:"warm_start_dir"`
+	// RLAnswers is the number of training answers kept out of the warm
+	// start and used only as GRPO's secrets (see splitTrain); 0 lets GRPO
+	// play the warm start's own answers.
+	RLAnswers int `json:"rl_answers"`
 	// Weights weigh the move rewards in GRPO's advantages (default
 	// grpoWeights); all zero means wordle.DefaultWeights.
 	Weights wordle.Weights `json:"reward_weights"`
@@ -100,6 +104,7 @@ func parse(cfg *config, args []string) error {
 		fs.Func("weights", "reward weights format,valid,consistent,partial,win[,fit] (e.g. 0.2,0.2,0.5,0.5,1)", func(v string) error {
 			return parseWeights(&cfg.Weights, v)
 		})
+		fs.IntVar(&cfg.RLAnswers, "rl-answers", cfg.RLAnswers, "training answers kept out of the warm start, GRPO's only secrets (0: GRPO plays the warm start's answers)")
 		fs.StringVar(&cfg.WarmDir, "warm-dir", cfg.WarmDir, "folder of the warm-started model: loaded when present (no warm start), else written after the warm start")
 	}, args)
 }
@@ -514,6 +519,11 @@ func run(ctx context.Context, cfg config) error {
 	if cfg.Hidden < 4 || cfg.Hidden%4 != 0 || cfg.Layers < 1 {
 		return fmt.Errorf("wordle: -hidden %d -layers %d: want a positive multiple of 4 and ≥ 1", cfg.Hidden, cfg.Layers)
 	}
+	train, test := wordle.SplitAnswers(uint64(cfg.Seed), max(200, cfg.Eval))
+	if cfg.RLAnswers < 0 || cfg.RLAnswers >= len(train) {
+		return fmt.Errorf("wordle: -rl-answers %d: want 0 to %d", cfg.RLAnswers, len(train)-1)
+	}
+	sftAnswers, rlAnswers := splitTrain(train, cfg.RLAnswers, uint64(cfg.Seed))
 	if cfg.Weights == (wordle.Weights{}) {
 		cfg.Weights = wordle.DefaultWeights()
 	}
@@ -539,9 +549,8 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return fmt.Errorf("wordle: %w", err)
 	}
-	train, test := wordle.SplitAnswers(uint64(cfg.Seed), max(200, cfg.Eval))
-	fmt.Fprintf(out, "wordle: model %s (%d parameters, %s training), tokenizer vocabulary %d; %d train / %d held-out answers\n",
-		s.Dir, s.Model.NumParams(), cfg.Train, s.Tok.Tokenizer.VocabSize(), len(train), len(test))
+	fmt.Fprintf(out, "wordle: model %s (%d parameters, %s training), tokenizer vocabulary %d; %d train answers (%d warm start, %d GRPO) / %d held-out\n",
+		s.Dir, s.Model.NumParams(), cfg.Train, s.Tok.Tokenizer.VocabSize(), len(train), len(sftAnswers), len(rlAnswers), len(test))
 
 	from, err := cfg.Checkpoint()
 	if err != nil {
@@ -575,7 +584,7 @@ func run(ctx context.Context, cfg config) error {
 		}
 	}
 	if s.Tiny && cfg.SFTSteps > 0 && from == "" && !warmLoaded {
-		pairs, err := warmStart(cfg, p, train)
+		pairs, err := warmStart(cfg, p, sftAnswers)
 		if err != nil {
 			return err
 		}
@@ -635,7 +644,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 	fmt.Fprintf(out, "before GRPO: %s\n", before.line())
 
-	games := &env{seed: uint64(cfg.Seed), answers: train, maxEarlier: cfg.MaxEarlier, p: p}
+	games := &env{seed: uint64(cfg.Seed), answers: rlAnswers, maxEarlier: cfg.MaxEarlier, p: p}
 	var winSteps, winTotals []float64
 	trainer.OnStep = func(m grpo.Metrics) {
 		games.mu.Lock()
@@ -700,6 +709,25 @@ func warmStart(cfg config, p prompter, train []string) ([]exkit.Pair, error) {
 		pairs[i] = exkit.Pair{Prompt: p.example(g), Target: m.Reply()}
 	}
 	return pairs, nil
+}
+
+// splitTrain splits the training answers: n of them (drawn with seed) are
+// GRPO's secrets only, the rest the warm start's; with n = 0 both are all
+// of train. The warm start learns the solver's games of its answers by
+// heart (greedy, it wins about 90% of them against about 60% of held-out
+// answers), so GRPO on those games trains where the model already wins and
+// the boards of new answers are never seen: on answers the warm start has
+// not seen, GRPO's games look like the held-out ones.
+func splitTrain(train []string, n int, seed uint64) (sft, rl []string) {
+	if n <= 0 {
+		return train, train
+	}
+	a := slices.Clone(train)
+	rand.New(rand.NewPCG(seed, 0x726c)).Shuffle(len(a), func(i, j int) { a[i], a[j] = a[j], a[i] })
+	sft, rl = a[n:], a[:n]
+	slices.Sort(sft)
+	slices.Sort(rl)
+	return sft, rl
 }
 
 // warmStartDir is the folder under Out that keeps the warm-started model
