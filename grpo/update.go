@@ -40,6 +40,10 @@ type adamUpdate struct {
 	cfg     Config
 	scope   string // of the optimizer state (see grpoOptimizerScope)
 	exec    *mlctx.Exec
+	ctx     *mlctx.Context
+	// scalars is the step-scalars executable of applyLoops (update_fast.go),
+	// made on its first use.
+	scalars *mlctx.Exec
 	// vars are the trainable variables of the training graphs, in the
 	// order of their gradient outputs (set when the first is built).
 	vars []*mlctx.Variable
@@ -49,7 +53,7 @@ type adamUpdate struct {
 // epsilon and weight decay) of ctx's trainable variables, keeping its
 // state under scope as GoMLX's Adam does.
 func newAdamUpdate(b backends.Backend, ctx *mlctx.Context, cfg Config, scope string) (*adamUpdate, error) {
-	u := &adamUpdate{backend: b, cfg: cfg, scope: scope}
+	u := &adamUpdate{backend: b, cfg: cfg, scope: scope, ctx: ctx}
 	var err error
 	if u.exec, err = mlctx.NewExecAny(b, ctx, u.graph); err != nil {
 		return nil, fmt.Errorf("grpo: update graph: %w", err)
@@ -144,6 +148,9 @@ func (u *adamUpdate) moments(ctx *mlctx.Context, v *mlctx.Variable) (m1, m2 *mlc
 // outputs), donating their buffers to the update executable: the tensors
 // are unusable afterwards.
 func (u *adamUpdate) apply(grads []*tensors.Tensor) error {
+	if u.loopable() {
+		return u.applyLoops(grads)
+	}
 	args := make([]any, len(grads))
 	for i, gr := range grads {
 		d, err := DonateTensorBuffer(gr, u.backend, 0)

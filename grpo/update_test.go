@@ -113,22 +113,27 @@ func fusedUpdate(b backends.Backend, ctx *mlctx.Context, opt gradientOptimizer, 
 }
 
 // TestAdamUpdateMatchesReference: three AdamW steps of the in-place
-// update (gradients donated, weights and moments overwritten) against a
+// update (gradients donated, weights and moments overwritten), as adamw
+// loops over the buffers (update_fast.go) and as the update graph, against a
 // float64 evaluation of torch.optim.AdamW's formulas (decoupled weight
 // decay lr·λ·w, bias corrections 1−β^t, ε added to √v̂; relative
 // tolerance 1e-6 for the moments, 2e-6 for the weights, float32 rounding),
 // and bit for bit against the fused graph the trainer used before.
 func TestAdamUpdateMatchesReference(t *testing.T) {
-	for _, wd := range []float64{0.1, 0} {
-		t.Run(fmt.Sprintf("weight decay %g", wd), func(t *testing.T) {
-			c := newUpdateCase()
-			c.cfg.WeightDecay = wd
-			testAdamUpdate(t, c)
-		})
+	for _, loops := range []bool{true, false} {
+		for _, wd := range []float64{0.1, 0} {
+			t.Run(fmt.Sprintf("loops %v weight decay %g", loops, wd), func(t *testing.T) {
+				defer func(old bool) { adamLoops = old }(adamLoops)
+				adamLoops = loops
+				c := newUpdateCase()
+				c.cfg.WeightDecay = wd
+				testAdamUpdate(t, c, loops)
+			})
+		}
 	}
 }
 
-func testAdamUpdate(t *testing.T, c updateCase) {
+func testAdamUpdate(t *testing.T, c updateCase, loops bool) {
 	b := backend.Must("")
 	ctx, vars := c.context()
 	u, err := newAdamUpdate(b, ctx, c.cfg, grpoOptimizerScope)
@@ -161,6 +166,9 @@ func testAdamUpdate(t *testing.T, c updateCase) {
 	for step := 1; step <= 3; step++ {
 		if err := u.apply(c.gradTensors(step, vars)); err != nil {
 			t.Fatalf("step %d: %v", step, err)
+		}
+		if ran := u.scalars != nil; ran != loops {
+			t.Fatalf("step %d: the update ran as loops: %v, want %v", step, ran, loops)
 		}
 		args := make([]any, len(fvars))
 		for i, g := range c.gradTensors(step, fvars) {
@@ -226,6 +234,7 @@ func onDevice(t *testing.T, b backends.Backend, x *tensors.Tensor) *tensors.Tens
 // allocates new weights and moments beside the old ones: at least three
 // sets.
 func TestAdamUpdateInPlace(t *testing.T) {
+	defer func(old bool) { adamLoops = old }(adamLoops)
 	b := backend.Must("")
 	const numVars, size = 8, 1 << 18 // float32: 1 MiB a variable
 	const set = numVars * size * 4
@@ -241,7 +250,9 @@ func TestAdamUpdateInPlace(t *testing.T) {
 		}
 		return out
 	}
-	for _, inPlace := range []bool{true, false} {
+	for _, mode := range []string{"loops", "graph", "fused"} {
+		inPlace := mode != "fused"
+		adamLoops = mode == "loops"
 		ctx := mlctx.New()
 		var vars []*mlctx.Variable
 		for i := range numVars {
@@ -299,7 +310,7 @@ func TestAdamUpdateInPlace(t *testing.T) {
 		}
 		runtime.ReadMemStats(&after)
 		alloc := int64(after.TotalAlloc - before.TotalAlloc)
-		t.Logf("in place %v: a step allocated %.1f MiB (a set of weights is %d MiB)", inPlace, float64(alloc)/(1<<20), set>>20)
+		t.Logf("%s: a step allocated %.1f MiB (a set of weights is %d MiB)", mode, float64(alloc)/(1<<20), set>>20)
 		if inPlace && alloc >= set {
 			t.Errorf("in place: a step allocated %d bytes, a set of weights is %d: the update allocates new weights or moments", alloc, set)
 		}

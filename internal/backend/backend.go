@@ -100,3 +100,10 @@ func Must(config string) backends.Backend {
 	}
 	return b
 }
+
+// IsGo reports whether b is the pure-Go backend (SimpleGo), whose buffers
+// are Go slices that BufferData returns without a copy.
+func IsGo(b backends.Backend) bool {
+	_, ok := b.(*simplego.Backend)
+	return ok
+}
