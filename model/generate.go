@@ -481,14 +481,14 @@ func topK(cs []cand, k int) []cand {
 
 // pick chooses the next token from one row's logits.
 func pick(logits []float32, prefix []int, cfg GenerateConfig, rng *rand.Rand) (int, error) {
-	var scratch []cand
+	var scratch chooseScratch
 	return pickWith(&scratch, logits, prefix, cfg, rng)
 }
 
 // pickWith is pick with a scratch slice reused across calls: a fresh
 // vocabulary-sized slice per token cost more (page faults, clearing) than
 // the sampling itself.
-func pickWith(scratch *[]cand, logits []float32, prefix []int, cfg GenerateConfig, rng *rand.Rand) (int, error) {
+func pickWith(scratch *chooseScratch, logits []float32, prefix []int, cfg GenerateConfig, rng *rand.Rand) (int, error) {
 	allowed, err := allowedNext(cfg.Constraint, prefix, len(logits))
 	if err != nil {
 		return 0, err
@@ -522,7 +522,7 @@ func allowedNext(c Constraint, prefix []int, vocab int) ([]int, error) {
 // the best one when greedy, else the one where u01·(total weight) falls
 // in the filtered distribution. u01 is drawn by the caller, so that rows
 // can be chosen in parallel while the random stream stays in row order.
-func choose(scratch *[]cand, logits []float32, allowed []int, cfg GenerateConfig, u01 float64) int {
+func choose(scratch *chooseScratch, logits []float32, allowed []int, cfg GenerateConfig, u01 float64) int {
 	if cfg.Temperature == 0 {
 		if allowed == nil {
 			best := 0
@@ -545,8 +545,14 @@ func choose(scratch *[]cand, logits []float32, allowed []int, cfg GenerateConfig
 	if allowed != nil {
 		n = len(allowed)
 	}
-	cs := slices.Grow((*scratch)[:0], n)[:n]
-	*scratch = cs
+	if cs, sum, tok, ok := chooseFast(scratch, logits, allowed, cfg, u01); ok {
+		if cs == nil {
+			return tok
+		}
+		return chooseFiltered(cs, sum, cfg, u01)
+	}
+	cs := slices.Grow(scratch.cs[:0], n)[:n]
+	scratch.cs = cs
 	mx := math.Inf(-1)
 	// Two loops rather than an id function per candidate: this loop runs
 	// over the whole vocabulary for every row and token.
@@ -571,6 +577,13 @@ func choose(scratch *[]cand, logits []float32, allowed []int, cfg GenerateConfig
 		cs[i].p = math.Exp(cs[i].p - mx)
 		sum += cs[i].p
 	}
+	return chooseFiltered(cs, sum, cfg, u01)
+}
+
+// chooseFiltered applies top-p and min-p to the candidates cs (weights
+// exp(logit/T − max), summing to sum) and picks the one where u01 of the
+// kept weight falls.
+func chooseFiltered(cs []cand, sum float64, cfg GenerateConfig, u01 float64) int {
 	if cfg.TopP > 0 && cfg.TopP < 1 {
 		slices.SortFunc(cs, byProbDesc)
 		acc := 0.0

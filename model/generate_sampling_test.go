@@ -79,7 +79,7 @@ func BenchmarkPick(b *testing.B) {
 	for i := range logits {
 		logits[i] = float32(rng.NormFloat64())
 	}
-	var scratch []cand
+	var scratch chooseScratch
 	for range b.N {
 		if _, err := pickWith(&scratch, logits, nil, GenerateConfig{Temperature: 1}, rng); err != nil {
 			b.Fatal(err)

@@ -18,7 +18,7 @@ type sampler struct {
 	prompts [][]int // row i continues prompts[i/g]
 	g       int
 	rng     *rand.Rand
-	scratch [][]cand // one per worker
+	scratch []chooseScratch // one per worker
 	allowed [][]int
 	u       []float64
 	toks    []int
@@ -78,7 +78,7 @@ func (s *sampler) step(logits []float32, out []Completion, next []int32) (done b
 		workers = min(runtime.GOMAXPROCS(0), n)
 	}
 	if len(s.scratch) < workers {
-		s.scratch = append(s.scratch, make([][]cand, workers-len(s.scratch))...)
+		s.scratch = append(s.scratch, make([]chooseScratch, workers-len(s.scratch))...)
 	}
 	if workers == 1 {
 		one(0, 0, n)

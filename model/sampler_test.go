@@ -38,7 +38,7 @@ func TestSamplerMatchesRowByRow(t *testing.T) {
 			// Reference: one row after the other.
 			want := make([]Completion, rows)
 			rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
-			var scratch []cand
+			var scratch chooseScratch
 			for s := range steps {
 				l := slices.Clone(logits[s])
 				for i := range rows {

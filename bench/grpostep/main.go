@@ -180,8 +180,8 @@ func run(args []string, w io.Writer) error {
 		now := cpuTime()
 		sys, faults := sysTimeFaults()
 		cpuSeconds = append(cpuSeconds, now-cpuMark)
-		fmt.Fprintf(w, "step %d: %.2f s (generate %.2f s, reward %.3f s, train %.2f s), %.2f CPU s (system %.2f s, %d minor page faults)\n",
-			len(ms), m["step_time"], m["timing/generate"], m["timing/reward"], m["train_time"], now-cpuMark, sys-sysMark, faults-faultMark)
+		fmt.Fprintf(w, "step %d: %.2f s (generate %.2f s, reward %.3f s, train %.2f s), %.2f CPU s (system %.2f s, %d minor page faults), peak RSS so far %.0f MB\n",
+			len(ms), m["step_time"], m["timing/generate"], m["timing/reward"], m["train_time"], now-cpuMark, sys-sysMark, faults-faultMark, peakRSSMB())
 		if len(ms) == 1 {
 			stopProfile()
 			profErr = startProfile(*cpuProfile)
@@ -249,7 +249,7 @@ func run(args []string, w io.Writer) error {
 		ref = fmt.Sprintf("%.0f", t)
 	}
 	fmt.Fprintf(w, "| %-28s | %10.0f | %10s | %7s |\n", "peak RSS, MB", peakRSSMB(), ref, "")
-	fmt.Fprintf(w, "\nfirst step / steady step: %.2f×\n", ms[0]["step_time"]/steady)
+	fmt.Fprintf(w, "\nfirst step / steady step: %.2f× (CPU s: %.2f×)\n", ms[0]["step_time"]/steady, cpuSeconds[0]/cpuSteady)
 	if v.decode {
 		printDecode(w, v, decode, bound)
 	}
@@ -290,9 +290,13 @@ func promptIDs(i, n, vocab int) []int {
 // decodeAndBound times a decode step and measures the memory bandwidth;
 // it returns the step and the bound of reading every weight once.
 func decodeAndBound(w io.Writer, m *model.Model, v variant, tiny bool) (decode, bound float64, err error) {
-	if decode, err = decodeStep(m, v); err != nil {
+	var cpu float64
+	if decode, cpu, err = decodeStep(m, v); err != nil {
 		return 0, 0, err
 	}
+	batch := v.prompts * v.g
+	fmt.Fprintf(w, "decode step at batch %d: %.1f ms wall, %.1f CPU ms (all threads); its weight products (LM head included) are 2 · %d params · %d rows = %.2f GFLOP\n",
+		batch, 1e3*decode, 1e3*cpu, m.NumParams(), batch, 2*float64(m.NumParams())*float64(batch)/1e9)
 	n := 64 << 20
 	if tiny {
 		n = 1 << 20
@@ -323,35 +327,37 @@ func reportDecode(w io.Writer, m *model.Model, v variant, tiny bool) error {
 }
 
 // decodeStep returns the median time of one decode step at batch
-// prompts·g: Generate with newTokens forced tokens minus Generate with 1
-// (the same prefill), divided by newTokens−1.
-func decodeStep(m *model.Model, v variant) (float64, error) {
+// prompts·g and the process CPU seconds it took (all threads): Generate
+// with newTokens forced tokens minus Generate with 1 (the same prefill),
+// divided by newTokens−1.
+func decodeStep(m *model.Model, v variant) (wall, cpu float64, err error) {
 	prompts := make([][]int, v.prompts)
 	for i := range prompts {
 		prompts[i] = promptIDs(1000+i, v.promptLen, m.Config().VocabSize)
 	}
-	gen := func(n int) (float64, error) {
-		t0 := time.Now()
+	gen := func(n int) (float64, float64, error) {
+		t0, c0 := time.Now(), cpuTime()
 		_, err := m.Generate(context.Background(), prompts, model.GenerateConfig{
 			MaxNewTokens: n, MinNewTokens: n, NumGenerations: v.g, Temperature: 1, Seed: 1})
-		return time.Since(t0).Seconds(), err
+		return time.Since(t0).Seconds(), cpuTime() - c0, err
 	}
-	if _, err := gen(v.newTokens); err != nil { // warm-up
-		return 0, err
+	if _, _, err := gen(v.newTokens); err != nil { // warm-up
+		return 0, 0, err
 	}
-	var xs []float64
+	var walls, cpus []float64
 	for range 3 {
-		short, err := gen(1)
+		short, shortCPU, err := gen(1)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		long, err := gen(v.newTokens)
+		long, longCPU, err := gen(v.newTokens)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		xs = append(xs, (long-short)/float64(v.newTokens-1))
+		walls = append(walls, (long-short)/float64(v.newTokens-1))
+		cpus = append(cpus, (longCPU-shortCPU)/float64(v.newTokens-1))
 	}
-	return median(xs), nil
+	return median(walls), median(cpus), nil
 }
 
 func median(xs []float64) float64 {

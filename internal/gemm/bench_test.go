@@ -124,10 +124,7 @@ func benchOne(b *testing.B, batch, m, n, k int, at, bt bool) {
 	c := make([]float32, batch*m*n)
 	defer SetThreads(SetThreads(*benchThreads))
 	defer setBlocking(*benchKC, *benchMC, *benchNC, *benchInPlace)()
-	if *benchDot >= 0 {
-		defer func(r int) { dotMaxRows = r }(dotMaxRows)
-		dotMaxRows = *benchDot
-	}
+	defer setPaths()()
 	b.ResetTimer()
 	cpu0 := cpuSeconds()
 	for b.Loop() {
@@ -186,4 +183,71 @@ func BenchmarkGemmStep(b *testing.B) {
 	for _, s := range stepShapes {
 		b.Run(s.name, func(b *testing.B) { benchOne(b, 1, s.m, s.n, s.k, s.at, s.bt) })
 	}
+}
+
+// decodeSteps are one decode step's x·Wᵀ products at batch 32 on the
+// SmolLM2-135M shape (per layer: q and o, k and v, gate and up, down; then
+// the tied LM head).
+var decodeSteps = []struct {
+	name    string
+	m, k, n int
+}{
+	{"q_32x576x576", 32, 576, 576},
+	{"kv_32x576x192", 32, 576, 192},
+	{"up_32x576x1536", 32, 576, 1536},
+	{"down_32x1536x576", 32, 1536, 576},
+	{"lmhead_32x576x49152", 32, 576, 49152},
+}
+
+// BenchmarkGemmDecode32 runs decodeSteps with the weights cycling through
+// copies that together exceed the last-level cache, as a decode step reads
+// each weight once from memory (-gemm.strided 0 turns the strided path
+// off, -gemm.dot 0 the dot path).
+func BenchmarkGemmDecode32(b *testing.B) {
+	for _, s := range decodeSteps {
+		b.Run(s.name, func(b *testing.B) {
+			copies := max(1, (256<<20)/(4*s.k*s.n))
+			a := Mat{Data: make([]float32, s.m*s.k), RS: s.k, CS: 1}
+			for i := range a.Data {
+				a.Data[i] = float32(i%7) * 0.1
+			}
+			ws := make([]Mat, copies)
+			for i := range ws {
+				ws[i] = Mat{Data: make([]float32, s.k*s.n), RS: 1, CS: s.k}
+				for j := range ws[i].Data {
+					ws[i].Data[j] = float32((i+j)%5) * 0.1
+				}
+			}
+			c := make([]float32, s.m*s.n)
+			defer SetThreads(SetThreads(*benchThreads))
+			defer setPaths()()
+			b.ResetTimer()
+			cpu0 := cpuSeconds()
+			i := 0
+			for b.Loop() {
+				Gemm(1, s.m, s.n, s.k, a, ws[i%copies], c)
+				i++
+			}
+			report(b, 2*float64(s.m*s.n*s.k), cpuSeconds()-cpu0)
+		})
+	}
+}
+
+// benchStrided sets stridedMinRows in benchmarks (0 turns the strided path
+// off); negative keeps the default.
+var benchStrided = flag.Int("gemm.strided", -1, "fewest rows of A for the strided path in benchmarks (0: off, -1: default)")
+
+// setPaths applies -gemm.dot and -gemm.strided and returns a func
+// restoring the defaults.
+func setPaths() func() {
+	dot, strided := dotMaxRows, stridedMinRows
+	if *benchDot >= 0 {
+		dotMaxRows = *benchDot
+	}
+	if *benchStrided == 0 {
+		stridedMinRows = 1 << 30
+	} else if *benchStrided > 0 {
+		stridedMinRows = *benchStrided
+	}
+	return func() { dotMaxRows, stridedMinRows = dot, strided }
 }

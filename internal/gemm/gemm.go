@@ -123,6 +123,12 @@ func Gemm(batch, m, n, k int, a, b Mat, c []float32) {
 	}
 	kern := kernels.Load()
 	nt := numThreads()
+	if useStrided(kern, m, b) {
+		for bi := 0; bi < batch; bi++ {
+			stridedOne(kern, nt, m, n, k, a, b, bi, c[bi*m*n:(bi+1)*m*n])
+		}
+		return
+	}
 	if useDot(kern, m, b) {
 		if 2*float64(batch)*float64(m)*float64(n)*float64(k) < parallelMinFlops {
 			nt = 1

@@ -36,6 +36,9 @@ type kernel struct {
 	rows   []asmKernel // rows[r] handles an r-row tile, 1 ≤ r ≤ mr
 	packT  packTFunc   // optional fast packing of full transposed B panels
 	dot    []dotKernel // optional: dot[r] for r < len(dot) rows of A·Bᵀ (see dot.go)
+	// strided is optional: strided[r] for r < len(strided) rows of W in
+	// W·xᵀ (see strided.go).
+	strided []stridedKernel
 }
 
 // packTFunc packs one full nr-column panel of a transposed B (see packB)

@@ -15,6 +15,6 @@ func registerArch() {
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasFMA {
 		kernels.Add(&kernel{impl: AVX512, mr: 12, nr: 32, rows: kernAVX512Rows[:],
-			packT: packT32, dot: dotAVX512Rows[:]})
+			packT: packT32, dot: dotAVX512Rows[:], strided: kernTAVX512Rows[:]})
 	}
 }

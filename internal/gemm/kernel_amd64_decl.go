@@ -87,3 +87,42 @@ func dotAVX2_1(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc 
 
 //go:noescape
 func dotAVX2_2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// kernTAVX512Rows[r] is the strided-A 32-column kernel for an r-row tile (W·xᵀ).
+var kernTAVX512Rows = [...]stridedKernel{nil, kernTAVX512_1, kernTAVX512_2, kernTAVX512_3, kernTAVX512_4, kernTAVX512_5, kernTAVX512_6, kernTAVX512_7, kernTAVX512_8, kernTAVX512_9, kernTAVX512_10, kernTAVX512_11, kernTAVX512_12}
+
+//go:noescape
+func kernTAVX512_1(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
+
+//go:noescape
+func kernTAVX512_2(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
+
+//go:noescape
+func kernTAVX512_3(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
+
+//go:noescape
+func kernTAVX512_4(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
+
+//go:noescape
+func kernTAVX512_5(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
+
+//go:noescape
+func kernTAVX512_6(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
+
+//go:noescape
+func kernTAVX512_7(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
+
+//go:noescape
+func kernTAVX512_8(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
+
+//go:noescape
+func kernTAVX512_9(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
+
+//go:noescape
+func kernTAVX512_10(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
+
+//go:noescape
+func kernTAVX512_11(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
+
+//go:noescape
+func kernTAVX512_12(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)

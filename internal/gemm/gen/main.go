@@ -57,6 +57,9 @@ func main() {
 			emitDot(&w, s, rows)
 		}
 	}
+	for rows := 1; rows <= stridedMR; rows++ {
+		emitStrided(&w, rows)
+	}
 	if err := os.WriteFile(*out, w.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -201,6 +204,7 @@ func writeDecl(path string) {
 		}
 	}
 	writeDotDecl(&w)
+	writeStridedDecl(&w)
 	if err := os.WriteFile(path, w.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
