@@ -19,9 +19,14 @@
 //     full fine-tuning, AdamW.
 //
 // The prompts are random token ids (no tokenizer needed). The first step
-// compiles the graphs; s/step is the mean of the later steps (of the only
-// one with -steps 1). CPU s is the child's user + system time, load and
-// compilation included: on a shared machine it is steadier than wall time.
+// compiles the graphs; s/step is the median of the later steps (the only
+// one with -steps 1), reported beside the first step's and beside the
+// median CPU seconds of a later step (the child's user + system time
+// during the step: on a shared machine it is steadier than wall time). CPU
+// s is the child's whole user + system time, loading and compilation
+// included. -dir may name a folder written otherwise (bench/randomhf
+// -dtype f32, for an f32 base); the plan is then the child's, from the
+// weights it loaded.
 package main
 
 import (
@@ -35,6 +40,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -67,7 +74,7 @@ type options struct {
 	steps, generations, prompts, promptTokens      int
 	maxCompletion, loraRank                        int
 	checkpointing, prepare                         bool
-	heapProfile                                    string
+	heapProfile, cpuProfile                        string
 }
 
 func parse(args []string) (*options, error) {
@@ -88,6 +95,7 @@ func parse(args []string) (*options, error) {
 	fs.BoolVar(&o.prepare, "prepare", false, "only write the model folder (no workload)")
 	fs.StringVar(&o.result, "result", "", "(child) file for the measured seconds per step")
 	fs.StringVar(&o.heapProfile, "heap-profile", "", "write the Go heap profile (pprof) taken when the live heap was largest to this file")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the steps after the first to this file")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -224,19 +232,27 @@ func run(args []string, w io.Writer) error {
 		}
 	}
 	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	fmt.Fprintf(w, "\n| workload | plan (estimate) | peak RSS | estimate / peak | s/step | first step s | wall | CPU s |\n|---|---|---|---|---|---|---|---|\n")
-	fmt.Fprintf(w, "| %s %s, %s, %d steps | %s | %s | %.2f | %.1f | %.1f | %s | %.0f |\n",
+	if r.Plan > 0 {
+		plan.Peak = r.Plan // the child's plan, from the weights it loaded
+	}
+	fmt.Fprintf(w, "\n| workload | plan (estimate) | peak RSS | estimate / peak | s/step | first step s | wall | CPU s | CPU s/step |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| %s %s, %s, %d steps | %s | %s | %.2f | %.1f | %.1f | %s | %.0f | %.1f |\n",
 		strings.TrimSuffix(filepath.Base(o.config), ".json"), o.workload, what, o.steps,
 		grpo.FormatBytes(plan.Peak), grpo.FormatBytes(peak), float64(plan.Peak)/float64(max(peak, 1)),
-		r.SecondsPerStep, r.FirstStep, wall.Round(time.Second), cpu.Seconds())
+		r.SecondsPerStep, r.FirstStep, wall.Round(time.Second), cpu.Seconds(), r.CPUPerStep)
+	fmt.Fprintf(w, "steps (wall s): %.1f; CPU s: %.1f\n", r.Steps, r.StepCPU)
 	return nil
 }
 
 // result is what the child reports.
 type result struct {
-	SecondsPerStep float64 `json:"seconds_per_step"`
-	FirstStep      float64 `json:"first_step"`
-	LoadSeconds    float64 `json:"load_seconds"`
+	SecondsPerStep float64   `json:"seconds_per_step"` // median after the first
+	FirstStep      float64   `json:"first_step"`
+	CPUPerStep     float64   `json:"cpu_per_step"` // median after the first
+	LoadSeconds    float64   `json:"load_seconds"`
+	Steps          []float64 `json:"steps"`    // each step's wall seconds
+	StepCPU        []float64 `json:"step_cpu"` // each step's CPU seconds
+	Plan           int64     `json:"plan"`     // the trainer's planned peak
 }
 
 // child loads the folder and runs the workload; the trainer prints the
@@ -278,8 +294,28 @@ func child(args []string, w io.Writer) error {
 		return err
 	}
 	tr.Progress = w
-	var times []float64
-	tr.OnStep = func(m grpo.Metrics) { times = append(times, m["step_time"]) }
+	r := result{LoadSeconds: load}
+	if plan, err := grpo.PlanMemory(policy.MemoryRequest(cfg, o.promptTokens)); err == nil {
+		r.Plan = plan.Peak
+	}
+	lastCPU := processCPU()
+	var stopProfile func() error
+	defer func() {
+		if stopProfile != nil {
+			stopProfile()
+		}
+	}()
+	tr.OnStep = func(m grpo.Metrics) {
+		now := processCPU()
+		r.Steps = append(r.Steps, m["step_time"])
+		r.StepCPU = append(r.StepCPU, (now - lastCPU).Seconds())
+		if o.cpuProfile != "" && len(r.Steps) == 1 {
+			if stopProfile, err = startCPUProfile(o.cpuProfile); err != nil {
+				fmt.Fprintln(w, "memory: cpuprofile:", err)
+			}
+		}
+		lastCPU = processCPU() // the profile's start is not the next step's
+	}
 	data := make(grpo.SliceDataset, o.prompts*o.steps)
 	vocab := m.Config().VocabSize
 	for i := range data {
@@ -293,17 +329,51 @@ func child(args []string, w io.Writer) error {
 	if err := tr.Train(context.Background(), data); err != nil {
 		return err
 	}
-	r := result{LoadSeconds: load}
-	if len(times) > 0 {
-		r.FirstStep = times[0]
-		rest := times[min(1, len(times)-1):]
-		for _, t := range rest {
-			r.SecondsPerStep += t / float64(len(rest))
+	if stopProfile != nil {
+		if err := stopProfile(); err != nil {
+			return err
 		}
+		stopProfile = nil
+	}
+	if len(r.Steps) > 0 {
+		r.FirstStep = r.Steps[0]
+		later := min(1, len(r.Steps)-1)
+		r.SecondsPerStep, r.CPUPerStep = median(r.Steps[later:]), median(r.StepCPU[later:])
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(o.result, b, 0o644)
+}
+
+// median returns the median of xs (the mean of the middle two for an even
+// count).
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	switch {
+	case n == 0:
+		return 0
+	case n%2 == 1:
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// startCPUProfile starts a pprof CPU profile into path; stop ends and
+// writes it.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }

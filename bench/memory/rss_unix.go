@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 	"syscall"
+	"time"
 )
 
 // childPeakRSS returns a finished child's peak resident set size in bytes
@@ -17,4 +18,13 @@ func childPeakRSS(ps *os.ProcessState) int64 {
 		return ru.Maxrss << 10
 	}
 	return 0
+}
+
+// processCPU returns this process's user + system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
