@@ -94,12 +94,21 @@ class Llama(torch.nn.Module):
         x1, x2 = x[..., : HD // 2], x[..., HD // 2:]
         return x * emb.cos() + torch.cat([-x2, x1], -1) * emb.sin()
 
-    def forward(self, ids, pos, allowed, cache=None, keep=None):
-        """ids, pos [B, T]; allowed [B, T, S] bool; cache: per layer (k, v)
-        or None. Returns the logits of the last `keep` positions (all when
-        None) and the new cache."""
+    def forward(self, ids, pos, allowed, cache=None, keep=None, start=0):
+        """ids, pos [B, T]; allowed [B, T, S] bool. cache: per layer (K, V)
+        [B, NKV, S_max, HD] tensors that this call writes in place at
+        [start, start+T) and attends over [0, start+T) (no copy of the past
+        per step), or None (the prompt alone). Returns the logits of the last
+        `keep` positions (all when None) and the per-layer (k, v) of the
+        positions attended."""
         B, T = ids.shape
+        grp = NH // NKV
         h = self.embed[ids]
+        # Grouped-query attention without repeating K and V: the grp query
+        # heads of a KV head are stacked along the rows ([B, NKV, grp*T, HD])
+        # and share one product; head h uses KV head h // grp, as
+        # repeat_interleave would.
+        mask = allowed[:, None].expand(B, grp, T, allowed.shape[-1]).reshape(B, 1, grp * T, -1)
         new_cache = []
         for i, m in enumerate(self.layers):
             x = self.rms(h, m.n1)
@@ -108,14 +117,15 @@ class Llama(torch.nn.Module):
             v = m.v(x).view(B, T, NKV, HD).transpose(1, 2)
             q, k = self.rope(q, pos), self.rope(k, pos)
             if cache is not None:
-                k = torch.cat([cache[i][0], k], 2)
-                v = torch.cat([cache[i][1], v], 2)
+                K, Vc = cache[i]
+                K[:, :, start:start + T] = k
+                Vc[:, :, start:start + T] = v
+                k, v = K[:, :, :start + T], Vc[:, :, :start + T]
             new_cache.append((k, v))
-            kr = k.repeat_interleave(NH // NKV, 1)
-            vr = v.repeat_interleave(NH // NKV, 1)
-            s = (q @ kr.transpose(2, 3)) / math.sqrt(HD)
-            s = s.masked_fill(~allowed[:, None], float("-inf"))
-            a = (s.softmax(-1) @ vr).transpose(1, 2).reshape(B, T, NH * HD)
+            qg = q.reshape(B, NKV, grp * T, HD)
+            s = (qg @ k.transpose(2, 3)) / math.sqrt(HD)
+            s = s.masked_fill(~mask, float("-inf"))
+            a = (s.softmax(-1) @ v).view(B, NH, T, HD).transpose(1, 2).reshape(B, T, NH * HD)
             h = h + m.o(a)
             x = self.rms(h, m.n2)
             h = h + m.down(F.silu(m.gate(x)) * m.up(x))
@@ -136,8 +146,16 @@ def generate(model, prompts, g, n, gen):
     p = prompts.shape[0]
     pos = torch.arange(TP).expand(p, TP)
     causal = torch.ones(TP, TP, dtype=torch.bool).tril().expand(p, TP, TP)
-    logits, cache = model(prompts, pos, causal, keep=1)
-    cache = [(k.repeat_interleave(g, 0), v.repeat_interleave(g, 0)) for k, v in cache]
+    logits, prefix = model(prompts, pos, causal, keep=1)
+    # One preallocated cache per layer for all n steps, the prompt's part
+    # repeated for the g copies once; each decode step writes one slot.
+    cache = []
+    for k, v in prefix:
+        K = k.new_empty(p * g, NKV, TP + n, HD)
+        Vc = v.new_empty(p * g, NKV, TP + n, HD)
+        K[:, :, :TP] = k.repeat_interleave(g, 0)
+        Vc[:, :, :TP] = v.repeat_interleave(g, 0)
+        cache.append((K, Vc))
     logits = logits[:, -1].repeat_interleave(g, 0)
     out = []
     for s in range(n):
@@ -148,7 +166,7 @@ def generate(model, prompts, g, n, gen):
             break
         S = TP + s + 1
         allowed = torch.ones(p * g, 1, S, dtype=torch.bool)
-        logits, cache = model(tok, torch.full((p * g, 1), TP + s), allowed, cache)
+        logits, _ = model(tok, torch.full((p * g, 1), TP + s), allowed, cache, start=TP + s)
         logits = logits[:, -1]
     return torch.cat(out, 1)  # [P*G, n]
 
