@@ -17,25 +17,36 @@ import (
 
 func TestRunSmoke(t *testing.T) {
 	if testing.Short() {
-		t.Skip("trains a tiny model for 1 step")
+		t.Skip("trains a tiny model for 1 to 2 steps")
 	}
-	var out bytes.Buffer
-	cfg := defaults()
-	cfg.Steps, cfg.SFTSteps, cfg.Prompts, cfg.Generations, cfg.Eval, cfg.MaxCompletion, cfg.MaxEarlier = 1, 1, 1, 2, 1, 8, 4
-	cfg.SFTMoves, cfg.Hidden, cfg.Layers, cfg.TimeLimit = 20, 16, 1, 0
-	cfg.Out, cfg.Quiet, cfg.Stdout = t.TempDir(), true, &out
-	if err := run(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"before GRPO", "after 1 GRPO steps", "moves consistent"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
-	for _, f := range []string{"metrics.jsonl", "reward.png", "wins.png", "eval.jsonl"} {
-		if _, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil {
-			t.Error(err)
-		}
+	for _, mode := range []string{"games", "states"} {
+		t.Run(mode, func(t *testing.T) {
+			var out bytes.Buffer
+			cfg := defaults()
+			cfg.Steps, cfg.SFTSteps, cfg.Prompts, cfg.Generations, cfg.Eval, cfg.MaxCompletion, cfg.MaxEarlier = 1, 1, 1, 2, 1, 8, 4
+			cfg.SFTMoves, cfg.Hidden, cfg.Layers, cfg.TimeLimit = 20, 16, 1, 0
+			cfg.RLMode, cfg.RLAnswers = mode, 100
+			want := []string{"before GRPO", "after 1 GRPO steps", "moves consistent"}
+			if mode == "states" {
+				// Two steps, the pool refreshed after each: 3 × 2 games.
+				cfg.Steps, cfg.PoolGames, cfg.PoolEvery = 2, 2, 1
+				want = []string{"after 2 GRPO steps", "greedy games on GRPO answers: 6 played"}
+			}
+			cfg.Out, cfg.Quiet, cfg.Stdout = t.TempDir(), true, &out
+			if err := run(context.Background(), cfg); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, out.String())
+				}
+			}
+			for _, f := range []string{"metrics.jsonl", "reward.png", "wins.png", "eval.jsonl"} {
+				if _, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
 	}
 }
 
@@ -181,6 +192,16 @@ func TestBadConfig(t *testing.T) {
 	cfg = defaults()
 	cfg.RLAnswers = 2115
 	if err := run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "-rl-answers 2115: want 0 to 2114") {
+		t.Fatalf("error %v", err)
+	}
+	cfg = defaults()
+	cfg.RLMode = "moves"
+	if err := run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), `-rl-mode "moves": want games or states`) {
+		t.Fatalf("error %v", err)
+	}
+	cfg = defaults()
+	cfg.PoolEvery = 0
+	if err := run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "-pool-every 0: want ≥ 1") {
 		t.Fatalf("error %v", err)
 	}
 }

@@ -58,6 +58,14 @@ type config struct {
 	// start and used only as GRPO's secrets (see splitTrain); 0 lets GRPO
 	// play the warm start's own answers.
 	RLAnswers int `json:"rl_answers"`
+	// RLMode is what GRPO trains on: "games" (whole games through the
+	// multi-turn Env) or "states" (single moves on the boards of the
+	// policy's own greedy games, see statePool).
+	RLMode string `json:"rl_mode"`
+	// PoolGames and PoolEvery set the states mode's pool: greedy games
+	// per refresh, and steps between refreshes.
+	PoolGames int `json:"pool_games"`
+	PoolEvery int `json:"pool_every"`
 	// Weights weigh the move rewards in GRPO's advantages (default
 	// grpoWeights); all zero means wordle.DefaultWeights.
 	Weights wordle.Weights `json:"reward_weights"`
@@ -75,7 +83,7 @@ func defaults() config {
 		LR: 3e-4, Beta: 0.05, Temperature: 1, SFTSteps: 12000, Eval: 200,
 		Out: filepath.Join("runs", "wordle"), Seed: 1,
 	}, Board: "grid", MaxCompletion: 24, SFTMoves: 100000, SFTLR: 3e-3, Scale: "batch", Hidden: 64, Layers: 2,
-		Weights: grpoWeights()}
+		RLMode: "games", PoolGames: 64, PoolEvery: 10, Weights: grpoWeights()}
 }
 
 // grpoWeights are the move rewards GRPO learns from: consistency (1) and
@@ -105,6 +113,9 @@ func parse(cfg *config, args []string) error {
 			return parseWeights(&cfg.Weights, v)
 		})
 		fs.IntVar(&cfg.RLAnswers, "rl-answers", cfg.RLAnswers, "training answers kept out of the warm start, GRPO's only secrets (0: GRPO plays the warm start's answers)")
+		fs.StringVar(&cfg.RLMode, "rl-mode", cfg.RLMode, "what GRPO trains on: games (whole games) or states (single moves on the boards of the policy's greedy games)")
+		fs.IntVar(&cfg.PoolGames, "pool-games", cfg.PoolGames, "states mode: greedy games per refresh of the pool")
+		fs.IntVar(&cfg.PoolEvery, "pool-every", cfg.PoolEvery, "states mode: GRPO steps between refreshes of the pool")
 		fs.StringVar(&cfg.WarmDir, "warm-dir", cfg.WarmDir, "folder of the warm-started model: loaded when present (no warm start), else written after the warm start")
 	}, args)
 }
@@ -519,6 +530,12 @@ func run(ctx context.Context, cfg config) error {
 	if cfg.Hidden < 4 || cfg.Hidden%4 != 0 || cfg.Layers < 1 {
 		return fmt.Errorf("wordle: -hidden %d -layers %d: want a positive multiple of 4 and ≥ 1", cfg.Hidden, cfg.Layers)
 	}
+	if cfg.RLMode != "games" && cfg.RLMode != "states" {
+		return fmt.Errorf("wordle: -rl-mode %q: want games or states", cfg.RLMode)
+	}
+	if cfg.PoolGames < 1 || cfg.PoolEvery < 1 {
+		return fmt.Errorf("wordle: -pool-games %d -pool-every %d: want ≥ 1", cfg.PoolGames, cfg.PoolEvery)
+	}
 	train, test := wordle.SplitAnswers(uint64(cfg.Seed), max(200, cfg.Eval))
 	if cfg.RLAnswers < 0 || cfg.RLAnswers >= len(train) {
 		return fmt.Errorf("wordle: -rl-answers %d: want 0 to %d", cfg.RLAnswers, len(train)-1)
@@ -653,8 +670,32 @@ func run(ctx context.Context, cfg config) error {
 	}
 	fmt.Fprintf(out, "\nGRPO: %d steps × %d games × %d samples per move, lr %g, beta %g, temperature %g, rewards scaled by %s std, weights %+v (%s)\n",
 		cfg.Steps, cfg.Prompts, cfg.Generations, cfg.LR, cfg.Beta, cfg.Temperature, cfg.Scale, cfg.Weights, time.Since(start).Round(time.Second))
+	trainFn := func(ctx context.Context) error { return trainer.TrainEnv(ctx, games) }
+	var pool *statePool
+	if cfg.RLMode == "states" {
+		pool = &statePool{answers: rlAnswers, games: cfg.PoolGames, p: p, maxNew: cfg.MaxCompletion, size: max(1, cfg.Steps*cfg.Prompts)}
+		var poolErr error
+		trainer.OnStep = func(m grpo.Metrics) {
+			winSteps, winTotals = append(winSteps, m["step"]), append(winTotals, float64(pool.Wins))
+			if int(m["step"])%cfg.PoolEvery == 0 && poolErr == nil {
+				w, n := pool.Wins, pool.Played
+				poolErr = pool.refresh(ctx, policy)
+				fmt.Fprintf(out, "state pool: %d boards from %d greedy games on GRPO answers, %d won (%d/%d so far)\n",
+					len(pool.states), pool.Played-n, pool.Wins-w, pool.Wins, pool.Played)
+			}
+		}
+		trainFn = func(ctx context.Context) error {
+			if err := pool.refresh(ctx, policy); err != nil {
+				return err
+			}
+			if err := trainer.Train(ctx, pool); err != nil {
+				return err
+			}
+			return poolErr
+		}
+	}
 	trainTime, stop, err := exkit.Train(ctx, "wordle", &cfg.Config, out, trainer.Step,
-		func(ctx context.Context) error { return trainer.TrainEnv(ctx, games) },
+		trainFn,
 		func() error { return plot(cfg.Out, winSteps, winTotals) })
 	if stop || err != nil {
 		return err
@@ -664,8 +705,13 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	fmt.Fprintf(out, "after %d GRPO steps: %s\n", trainer.Step(), after.line())
-	fmt.Fprintf(out, "(%s training, %s in all; %d training games finished, %d won)\n",
-		trainTime.Round(time.Second), time.Since(start).Round(time.Second), games.done, games.wins)
+	if pool != nil {
+		fmt.Fprintf(out, "(%s training, %s in all; the state pool's greedy games on GRPO answers: %d played, %d won)\n",
+			trainTime.Round(time.Second), time.Since(start).Round(time.Second), pool.Played, pool.Wins)
+	} else {
+		fmt.Fprintf(out, "(%s training, %s in all; %d training games finished, %d won)\n",
+			trainTime.Round(time.Second), time.Since(start).Round(time.Second), games.done, games.wins)
+	}
 	fmt.Fprintf(out, "\n%-30s %9s %9s\n", "held-out games, greedy", "SFT only", "+ GRPO")
 	row := func(name string, b, a float64) { fmt.Fprintf(out, "%-30s %8.1f%% %8.1f%%\n", name, 100*b, 100*a) }
 	row("win rate", before.WinRate, after.WinRate)
