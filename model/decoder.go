@@ -11,6 +11,7 @@ import (
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/grpokit/grpokit/internal/backend"
+	"github.com/grpokit/grpokit/internal/fused"
 	"github.com/grpokit/grpokit/internal/vjp"
 )
 
@@ -71,6 +72,14 @@ func (f *fwd) linear(module string, x *Node, bias bool) *Node {
 // than Rsqrt because Rsqrt has no gradient in gomlx v0.26.0.
 func (f *fwd) rmsNorm(name string, x *Node) *Node {
 	dt := x.DType()
+	if dt == dtypes.Float32 && f.forms.fused {
+		// One pass, the same float32 values (internal/fused).
+		w := toF32(f.weight(x.Graph(), name))
+		if f.m.cfg.arch().norm == normOnePlusW {
+			w = OnePlus(w)
+		}
+		return fused.RMSNorm(x, lastAxis(w, x.Rank()), f.m.cfg.RMSNormEps)
+	}
 	x = toF32(x)
 	ms := ReduceAndKeep(Square(x), ReduceMean, -1)
 	x = Div(x, Sqrt(AddScalar(ms, f.m.cfg.RMSNormEps)))
@@ -93,8 +102,10 @@ func lastAxis(v *Node, rank int) *Node {
 }
 
 // rope holds cos and sin tables [B, T, 1, hd] and the rotate-half matrix
-// (nil when rotate_half is built from slices: forms.go).
-type rope struct{ cos, sin, rot *Node }
+// (nil when rotate_half is built from slices: forms.go), or, for the
+// fused form (internal/fused), only cs [B, T, 1, hd]: cos then sin of the
+// hd/2 distinct angles.
+type rope struct{ cos, sin, rot, cs *Node }
 
 // newRope builds RoPE tables with inverse frequencies inv (HeadDim/2) for
 // positions [B, T] (any integer dtype). Angles follow HF's "rotate_half"
@@ -107,8 +118,12 @@ func (f *fwd) newRope(positions *Node, inv []float64) rope {
 		freq[j], freq[j+hd/2] = float32(v), float32(v)
 	}
 	pos := ExpandAxes(ConvertDType(positions, dtypes.Float32), -1) // [B, T, 1]
-	angle := Mul(pos, Reshape(Const(g, freq), 1, 1, hd))           // [B, T, hd]
-	angle = ExpandAxes(angle, 2)                                   // [B, T, 1, hd]
+	if f.m.Compute() == dtypes.Float32 && f.forms.fused {
+		half := ExpandAxes(Mul(pos, Reshape(Const(g, freq[:hd/2]), 1, 1, hd/2)), 2) // [B, T, 1, hd/2]
+		return rope{cs: Concatenate([]*Node{Cos(half), Sin(half)}, -1)}
+	}
+	angle := Mul(pos, Reshape(Const(g, freq), 1, 1, hd)) // [B, T, hd]
+	angle = ExpandAxes(angle, 2)                         // [B, T, 1, hd]
 	cos, sin := f.cast(Cos(angle)), f.cast(Sin(angle))
 	if f.forms.sliceRotate {
 		return rope{cos: cos, sin: sin}
@@ -130,6 +145,9 @@ func (f *fwd) newRope(positions *Node, inv []float64) rope {
 
 // apply rotates x [B, T, heads, hd].
 func (r rope) apply(x *Node) *Node {
+	if r.cs != nil {
+		return fused.RoPE(x, r.cs)
+	}
 	rot := rotateHalf(x, r.rot)
 	return Add(Mul(x, r.cos), Mul(rot, r.sin))
 }
@@ -194,6 +212,9 @@ func (f *fwd) attnProbs(scores, mask *Node) *Node {
 	if a := cfg.arch(); a.attnScale != nil {
 		scale = a.attnScale(cfg)
 	}
+	if scores.DType() == dtypes.Float32 && f.forms.fused {
+		return fused.AttentionSoftmax(scores, mask, scale, maskedScore)
+	}
 	scores = MulScalar(scores, scale)
 	scores = Where(mask, scores, scalarLike(scores, maskedScore))
 	return ConvertDType(Softmax(toF32(scores), -1), scores.DType())
@@ -225,6 +246,9 @@ func (f *fwd) scoreMask(allowed *Node) *Node {
 func (f *fwd) mlp(i int, h *Node) *Node {
 	gate := f.linear(layerName(i, "mlp.gate_proj"), h, false)
 	up := f.linear(layerName(i, "mlp.up_proj"), h, false)
+	if gate.DType() == dtypes.Float32 && f.m.cfg.arch().act != actGELUTanh && f.forms.fused {
+		return f.linear(layerName(i, "mlp.down_proj"), fused.SwiGLU(gate, up), false)
+	}
 	// The activation is computed in float32 and rounded once, as torch's
 	// bf16 kernels do (no-op casts in float32).
 	g32 := toF32(gate)

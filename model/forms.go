@@ -5,6 +5,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+
+	"github.com/grpokit/grpokit/internal/fused"
 )
 
 // forms.go is the one place that picks between two ways of building the
@@ -32,6 +34,10 @@ type graphForms struct {
 	scatterWrite bool
 	// sliceRotate builds rotate_half from Slice/Neg/Concatenate.
 	sliceRotate bool
+	// fused builds float32 RMSNorm, RoPE, the attention softmax and SwiGLU
+	// as one node each (internal/fused; the "go" backend), before the
+	// forms above.
+	fused bool
 }
 
 // formsOverride, when set (tests), replaces the backend's choice.
@@ -51,7 +57,13 @@ func chooseForms(caps backends.Capabilities) graphForms {
 }
 
 // forms returns the model's graph forms (chosen per backend).
-func (m *Model) forms() graphForms { return chooseForms(m.backend.Capabilities()) }
+func (m *Model) forms() graphForms {
+	f := chooseForms(m.backend.Capabilities())
+	if formsOverride == nil {
+		f.fused = fused.Available(m.backend)
+	}
+	return f
+}
 
 // rotateHalf returns concat(−x[..., hd/2:], x[..., :hd/2]) for x [..., hd],
 // in the form the backend runs best; rot is the ±1 matrix of the product

@@ -11,6 +11,8 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/grpokit/grpokit/internal/fused"
 )
 
 func TestChooseForms(t *testing.T) {
@@ -39,15 +41,16 @@ func TestChooseForms(t *testing.T) {
 		}
 	}
 	m := tinyModel(t)
-	if got := m.forms(); got != (graphForms{scatterWrite: true}) {
-		t.Errorf("the go backend gets %+v, want the workaround forms", got)
+	if got := m.forms(); got != (graphForms{scatterWrite: true, fused: true}) {
+		t.Errorf("the go backend gets %+v, want the workaround forms and fused chains", got)
 	}
 }
 
 // TestSliceRotateForm forces the Slice/Neg/Concatenate rotate_half (the
-// native form for XLA) on the pure-Go backend, which can run it thanks to
-// internal/vjp's Slice gradient: logits and gradients must equal the ±1
-// product form's, and the logits still match the golden files.
+// native form for XLA) and the plain element-wise chains on the pure-Go
+// backend, which can run it thanks to internal/vjp's Slice gradient:
+// logits and gradients must equal the default form's (fused chains,
+// internal/fused), and the logits still match the golden files.
 func TestSliceRotateForm(t *testing.T) {
 	for _, name := range []string{"llama-tiny", "qwen2-tiny", "qwen3-tiny", "gemma3-tiny"} {
 		t.Run(name, func(t *testing.T) {
@@ -59,7 +62,9 @@ func TestSliceRotateForm(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got, want := m.fwd(m.Context(), false).forms, chooseForms(simplego.Capabilities); f != nil && got != *f || f == nil && got != want {
+				want := chooseForms(simplego.Capabilities)
+				want.fused = fused.Available(m.backend)
+				if got := m.fwd(m.Context(), false).forms; f != nil && got != *f || f == nil && got != want {
 					t.Fatalf("forward built with forms %+v", got)
 				}
 				logits, err := m.Logits(g.batch())

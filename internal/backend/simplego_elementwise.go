@@ -86,7 +86,7 @@ func FastElementwise() error {
 var fastOps = map[backends.OpType]nodeExecutor{
 	backends.OpTypeAdd:            binaryExec(opAdd),
 	backends.OpTypeSub:            binaryExec(opSub),
-	backends.OpTypeMul:            binaryExec(opMul),
+	backends.OpTypeMul:            withFused(binaryExec(opMul)), // and fused chains: simplego_fused.go
 	backends.OpTypeDiv:            binaryExec(opDiv),
 	backends.OpTypeMax:            binaryExec(opMax),
 	backends.OpTypeMin:            binaryExec(opMin),
@@ -101,7 +101,7 @@ var fastOps = map[backends.OpType]nodeExecutor{
 	backends.OpTypeLogistic:       unaryExec(backends.OpTypeLogistic, vec32.Logistic),
 	backends.OpTypeSqrt:           unaryExec(backends.OpTypeSqrt, sqrt32),
 	backends.OpTypeNeg:            unaryExec(backends.OpTypeNeg, neg32),
-	backends.OpTypeWhere:          whereExec,
+	backends.OpTypeWhere:          withFused(whereExec),
 	backends.OpTypeScatterSum:     scatterRowsExec,
 }
 
