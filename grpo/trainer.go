@@ -302,7 +302,9 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 		made := false
 		if t.buf == nil || t.buf.Index != ref.Batch {
 			genStart := time.Now()
+			restore := phase(ctx, "generate")
 			buf, err := t.makeRollouts(ctx, src, ref.Batch)
+			restore()
 			if err != nil {
 				return nil, nil, err
 			}
@@ -321,6 +323,7 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 		return nil, nil, err
 	}
 	trainStart := time.Now()
+	defer phase(ctx, "train")()
 	var loss float64
 	stats := newStepStats()
 	var gradNorm float64

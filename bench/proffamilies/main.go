@@ -5,11 +5,17 @@
 // rest. It reads the stacks that `go tool pprof -traces` prints, so it needs
 // only the Go toolchain.
 //
-//	go run ./bench/proffamilies [-top 5] profile.out
+//	go run ./bench/proffamilies [-top 5] [-phase train] profile.out
+//
+// -phase keeps the samples of one part of a GRPO step (the trainer's pprof
+// label grpokit=train or grpokit=generate; the runtime's GC workers carry
+// no label, so their time is left out).
 //
 // A stack that passes through graph compilation (gomlx's
 // Exec.createAndCacheGraph: building the graph, its gradient and the
-// backend program) counts as compile; any other is classified by its
+// backend program) counts as compile; one inside a fused element-wise chain
+// (internal/backend's simplego_fused.go) as element-wise unless its
+// innermost frame is memory management; any other is classified by its
 // innermost frame that names an op executor.
 package main
 
@@ -37,15 +43,25 @@ type family struct {
 // compile marks a stack that builds or compiles a graph.
 var compile = regexp.MustCompile(`graph\.\(\*Exec\)\.createAndCacheGraph|simplego\.\(\*Builder\)\.Compile`)
 
+// fusedChain marks a stack inside a fused element-wise chain (its row
+// loops call reductions and copies that would otherwise name it).
+var fusedChain = regexp.MustCompile(`internal/backend\.(runFused|withFused)`)
+
+// The element-wise and memory families, which fused chains also use.
+var (
+	elementwise = family{"element-wise (incl. broadcast, fused chains)", regexp.MustCompile(`internal/vec32\.|binaryExec|broadcastBinary|flatBinary|binVec|binScalar|unaryExec|whereExec|equalExec|equalRuns|broadcastInDimExec|walkRuns|simplego\.exec(Add|Sub|Mul|Div|Max|Min|Pow|Exp|Log|Logistic|Tanh|Sqrt|Rsqrt|Neg|Abs|Sign|Where|Equal|NotEqual|Greater|Less|Logical|Broadcast|ConvertDType|Cos|Sin|Erf|Floor|Ceil|Round|IsFinite|Rem|Clz|Bitwise)`)}
+	memory      = family{"memory (alloc, clear, GC)", regexp.MustCompile(`^runtime\.(mallocgc|memclr|memmove|gcBgMarkWorker|gcDrain|scanobject|bgsweep|bgscavenge|sweepone|madvise|sysUnused|pageFault)|^runtime\.gc|^runtime\.mark`)}
+)
+
 // families, tried on each frame from the innermost out; the first match
 // names the stack's family.
 var families = []family{
 	{"gemm (matrix products)", regexp.MustCompile(`internal/gemm\.|dotGeneralGemm|simplego\.execDotGeneral|simplego\.execNormalizedDotGeneral|simplego\.dotGeneral`)},
 	{"transpose", regexp.MustCompile(`transposeExec|simplego\.execTranspose`)},
 	{"reductions", regexp.MustCompile(`reduceExec|reduceWalk|maxRun|minRun|simplego\.execReduce|simplego\.execArgMinMax`)},
-	{"element-wise (incl. broadcast)", regexp.MustCompile(`internal/vec32\.|binaryExec|broadcastBinary|flatBinary|binVec|binScalar|unaryExec|whereExec|equalExec|equalRuns|broadcastInDimExec|walkRuns|simplego\.exec(Add|Sub|Mul|Div|Max|Min|Pow|Exp|Log|Logistic|Tanh|Sqrt|Rsqrt|Neg|Abs|Sign|Where|Equal|NotEqual|Greater|Less|Logical|Broadcast|ConvertDType|Cos|Sin|Erf|Floor|Ceil|Round|IsFinite|Rem|Clz|Bitwise)`)},
+	elementwise,
 	{"data movement (gather, slice, concat, iota)", regexp.MustCompile(`simplego\.exec(Gather|Scatter|Slice|Concatenate|Iota|Reshape|Identity|Pad)`)},
-	{"memory (alloc, clear, GC)", regexp.MustCompile(`^runtime\.(mallocgc|memclr|memmove|gcBgMarkWorker|gcDrain|scanobject|bgsweep|bgscavenge|sweepone|madvise|sysUnused|pageFault)|^runtime\.gc|^runtime\.mark`)},
+	memory,
 }
 
 // sample is one stack of the profile with its CPU time.
@@ -56,11 +72,16 @@ type sample struct {
 
 func main() {
 	top := flag.Int("top", 5, "innermost functions to list under each family")
+	phase := flag.String("phase", "", "keep only samples labelled grpokit=PHASE (train or generate)")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		log.Fatal("usage: proffamilies [-top n] profile.out")
+		log.Fatal("usage: proffamilies [-top n] [-phase train|generate] profile.out")
 	}
-	out, err := exec.Command("go", "tool", "pprof", "-traces", flag.Arg(0)).Output()
+	args := []string{"tool", "pprof", "-traces"}
+	if *phase != "" {
+		args = append(args, "-tagfocus", "grpokit="+*phase)
+	}
+	out, err := exec.Command("go", append(args, flag.Arg(0))...).Output()
 	if err != nil {
 		log.Fatalf("proffamilies: go tool pprof -traces %s: %v", flag.Arg(0), err)
 	}
@@ -116,6 +137,14 @@ func classify(frames []string) string {
 	for _, fr := range frames {
 		if compile.MatchString(fr) {
 			return "compile (graph building, gradient, backend program)"
+		}
+	}
+	for _, fr := range frames {
+		if fusedChain.MatchString(fr) {
+			if memory.re.MatchString(frames[0]) {
+				return memory.name
+			}
+			return elementwise.name
 		}
 	}
 	for _, fr := range frames {

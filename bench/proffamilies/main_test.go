@@ -22,6 +22,14 @@ Duration: 10s, Total samples = 1.50s (15.00%)
 -----------+-------------------------------------------------------
       20ms   runtime.futex
 -----------+-------------------------------------------------------
+      30ms   github.com/grpokit/grpokit/internal/backend.maxRun
+             github.com/grpokit/grpokit/internal/backend.softmaxRows
+             github.com/grpokit/grpokit/internal/backend.runFused.func1
+             github.com/grpokit/grpokit/internal/backend.runFused
+-----------+-------------------------------------------------------
+      10ms   runtime.mallocgc
+             github.com/grpokit/grpokit/internal/backend.runFused
+-----------+-------------------------------------------------------
 `
 
 func TestParseAndClassify(t *testing.T) {
@@ -36,8 +44,10 @@ func TestParseAndClassify(t *testing.T) {
 	}{
 		{1200 * time.Millisecond, "gemm (matrix products)", 3},
 		{200 * time.Millisecond, "compile (graph building, gradient, backend program)", 2},
-		{80 * time.Millisecond, "element-wise (incl. broadcast)", 2},
+		{80 * time.Millisecond, "element-wise (incl. broadcast, fused chains)", 2},
 		{20 * time.Millisecond, "other", 1},
+		{30 * time.Millisecond, "element-wise (incl. broadcast, fused chains)", 4}, // not reductions
+		{10 * time.Millisecond, "memory (alloc, clear, GC)", 2},
 	}
 	if len(ss) != len(want) {
 		t.Fatalf("got %d samples, want %d: %+v", len(ss), len(want), ss)
