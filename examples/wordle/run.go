@@ -73,10 +73,11 @@ type config struct {
 
 // defaults are the settings of `go run ./examples/wordle`. The budget is
 // counted in steps, not minutes, so that a loaded machine gives the same
-// run, only later: 12,000 warm-start steps and 200 GRPO steps take about
-// 30 minutes on a quiet 2-core CPU with two runs side by side (see
-// examples/README.md). The warm start's length is what decides most of the
-// win rate (2,000 steps: about 23% of held-out games won; 8,000: 55%).
+// run, only later: 12,000 warm-start steps and 200 GRPO steps took 25
+// minutes on the 2-core CPU with two runs side by side (15 of them the warm
+// start; see examples/README.md). The warm start's length is what decides
+// the win rate (2,000 steps: about 23% of held-out games won; 8,000: 55%;
+// 12,000: 53–59%); GRPO has not yet added to it on held-out answers.
 func defaults() config {
 	return config{Config: exkit.Config{
 		Train: "full", LoRARank: 8, Steps: 200, Generations: 8, Prompts: 8,
