@@ -60,29 +60,29 @@ func moduleKinds(modules []string) []string {
 
 // planMemory prints the memory plan before step 0, checks it against the
 // memory available and sets Go's memory limit to its peak for the run
-// (limitGC); src gives the longest of the first prompts. restore undoes
-// the limit.
-func (t *Trainer) planMemory(src source) (restore func(), err error) {
-	restore = func() {}
+// (limitGC); src gives the longest of the first prompts. The watch it
+// returns (nil without a limit) raises the limit if the run needs more,
+// reports that after each step and restores the limit at the end.
+func (t *Trainer) planMemory(src source) (*gcWatch, error) {
 	mp, ok := t.policy.(MemoryPlanner)
 	if !ok {
-		return restore, nil
+		return nil, nil
 	}
 	req := mp.MemoryRequest(t.cfg, t.longestPrompt(src))
 	plan, err := PlanMemory(req)
 	if err != nil {
 		// A model the planner cannot describe trains anyway.
 		fmt.Fprintf(t.progress(), "grpo: memory plan: %v\n", err)
-		return restore, nil
+		return nil, nil
 	}
 	avail, source, off, err := AvailableMemory()
 	if err != nil {
-		return restore, err
+		return nil, err
 	}
 	plan.Format(t.progress(), avail, source)
 	if !off {
 		if err := plan.Check(avail, source); err != nil {
-			return restore, err
+			return nil, err
 		}
 	}
 	return limitGC(t.progress(), plan, avail), nil

@@ -221,11 +221,11 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 	if err := t.checkEval(); err != nil {
 		return err
 	}
-	restoreGC, err := t.planMemory(src)
+	memLimit, err := t.planMemory(src)
 	if err != nil {
 		return err
 	}
-	defer restoreGC()
+	defer memLimit.restore()
 	if err := t.prepareOutputDir(); err != nil {
 		return err
 	}
@@ -250,6 +250,7 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 			return t.failed(err)
 		}
 		t.logStep(m, total)
+		memLimit.report(t.progress())
 		if t.OnStep != nil {
 			t.OnStep(m)
 		}
