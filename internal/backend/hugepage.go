@@ -1,17 +1,17 @@
 package backend
 
-// With GRPOKIT_HUGEPAGES=1, large backend buffers are backed by transparent
-// huge pages where the kernel allows it. On the VM this project is measured
-// on, faulting in a 4 KiB page costs about 15 µs (≈ 4 CPU s per GiB, and
-// again each time Go hands memory back to the OS and takes it again); a
-// 2 MiB page costs ≈ 2.4 CPU s per GiB the first time the process touches
-// the memory (the kernel clearing memory the host has not backed yet, so
-// the page size barely matters) and ≈ 0.07 s per GiB when it touches it
-// again. The first GRPO step touches the whole working set (≈ 5 GiB for the
-// SmolLM2-135M full fine-tuning step), so marking halves its page faults
-// but not their cost; it is off by default until it shows a gain in a
-// whole step and no growth of the peak RSS over long runs (khugepaged may
-// fill pages Go has released in marked ranges).
+// Large backend buffers are backed by transparent huge pages where the
+// kernel allows it, unless GRPOKIT_HUGEPAGES=0. On the VM this project is
+// measured on, faulting in a 4 KiB page costs about 15 µs (≈ 4 CPU s per
+// GiB, and again each time Go hands memory back to the OS and takes it
+// again); a 2 MiB page costs ≈ 2.4 CPU s per GiB the first time the process
+// touches the memory (the kernel clearing memory the host has not backed
+// yet, so the page size barely matters) and ≈ 0.07 s per GiB when it
+// touches it again. The first GRPO step touches the whole working set (≈ 5
+// GiB for the SmolLM2-135M full fine-tuning step): with the marking,
+// bench/grpostep -variant full faulted 0.47 M pages in its first step
+// instead of 1.05 M and took 25-26 CPU s instead of 30-32, at the same peak
+// RSS (4.76 GB both; an 11-step run held its peak flat, 4661 vs 4651 MB).
 //
 // Go's heap does not ask for huge pages itself (it stopped in Go 1.21.1), and
 // with the common transparent_hugepage setting "madvise" the kernel gives
@@ -29,6 +29,7 @@ package backend
 import (
 	"os"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -50,7 +51,7 @@ const (
 var (
 	hugeOnce   sync.Once
 	hugeKernel bool // madvise is needed and allowed (see hugePagesWanted)
-	hugeAsked  bool // GRPOKIT_HUGEPAGES=1
+	hugeAsked  bool // GRPOKIT_HUGEPAGES is not 0 (hugePagesAsked)
 
 	hugeMu     sync.Mutex
 	hugeMarked = map[uintptr]struct{}{} // 2 MiB page numbers already marked
@@ -60,20 +61,30 @@ var (
 	hugeForce atomic.Bool // tests: mark whatever GRPOKIT_HUGEPAGES says
 )
 
-// HugePagesEnvVar turns the huge-page marking of large backend buffers on
-// ("1"); see HugePages.
+// HugePagesEnvVar turns the huge-page marking of large backend buffers
+// off ("0", "off" or "false"); it is on by default. See HugePages.
 const HugePagesEnvVar = "GRPOKIT_HUGEPAGES"
 
 // HugePages reports whether large backend buffers are marked for
-// transparent huge pages in this process: GRPOKIT_HUGEPAGES=1 and the
-// kernel's transparent_hugepage setting is "madvise" (with "always" they
-// get huge pages without asking, with "never" not at all).
+// transparent huge pages in this process: GRPOKIT_HUGEPAGES does not turn
+// them off and the kernel's transparent_hugepage setting is "madvise" (with
+// "always" they get huge pages without asking, with "never" not at all).
 func HugePages() bool {
 	hugeOnce.Do(func() {
 		hugeKernel = hugePagesWanted()
-		hugeAsked = os.Getenv(HugePagesEnvVar) == "1"
+		hugeAsked = hugePagesAsked(os.Getenv(HugePagesEnvVar))
 	})
 	return hugeKernel && (hugeAsked || hugeForce.Load())
+}
+
+// hugePagesAsked reads GRPOKIT_HUGEPAGES: on unless "0", "off" or "false"
+// (in any case, spaces around ignored).
+func hugePagesAsked(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "0", "off", "false":
+		return false
+	}
+	return true
 }
 
 // newBuffer is b.NewBuffer(s) with the buffer's whole 2 MiB pages marked for

@@ -224,3 +224,16 @@ func BenchmarkFirstTouch(b *testing.B) {
 		})
 	}
 }
+
+// TestHugePagesAsked: the marking is on unless GRPOKIT_HUGEPAGES turns it
+// off.
+func TestHugePagesAsked(t *testing.T) {
+	for v, want := range map[string]bool{
+		"": true, "1": true, "on": true, "yes": true,
+		"0": false, "off": false, "OFF": false, "false": false, " 0 ": false,
+	} {
+		if got := hugePagesAsked(v); got != want {
+			t.Errorf("hugePagesAsked(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
