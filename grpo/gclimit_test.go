@@ -121,9 +121,9 @@ func TestGCWatchRaises(t *testing.T) {
 		t.Fatalf("live heap %d after holding 64 MiB", live)
 	}
 	// waitFor collects until cond holds (the watch sees collections on the
-	// finalizer goroutine) or 5 s have passed.
+	// finalizer goroutine) or 30 s have passed (a loaded CI machine).
 	waitFor := func(g *gcWatch, cond func() bool) bool {
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
 			runtime.GC()
 			time.Sleep(time.Millisecond)
 			g.mu.Lock()
