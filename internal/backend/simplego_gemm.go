@@ -22,6 +22,7 @@ package backend
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"reflect"
 	"strings"
@@ -186,6 +187,8 @@ func dotGeneralGemm(b *simplego.Backend, node *simplego.Node, inputs []*simplego
 	out := newBuffer(b, shapes.Make(dtypes.Float32, p.batch, p.m, p.n))
 	outFlat, _ := b.BufferData(out)
 	gemm.Gemm(p.batch, p.m, p.n, p.k, a, bm, outFlat.([]float32))
+	recycleOperand(a, lhsData)
+	recycleOperand(bm, rhsData)
 	fastCalls.Add(1)
 	return out, nil
 }
@@ -390,6 +393,32 @@ func offsets(dims, strides, axes []int) []int {
 	return offs
 }
 
+// normBufs recycles normalize's copies by power-of-two capacity: a fresh
+// slice for each attention product (3 MB at the GRPO step's shape, 240 a
+// step) came back from the heap as fresh pages, so its copy paid the page
+// faults. A sync.Pool lets GC drop them when idle.
+var normBufs [48]sync.Pool // *[]float32 of capacity 1<<i
+
+// normBuf returns a slice of length n from normBufs (contents undefined).
+func normBuf(n int) []float32 {
+	i := bits.Len(uint(max(n, 1) - 1))
+	if p, _ := normBufs[i].Get().(*[]float32); p != nil {
+		return (*p)[:n]
+	}
+	return make([]float32, n, 1<<i)
+}
+
+// recycleOperand gives m's data back to normBufs when operand copied it
+// (it is not the input's data); m must not be used after.
+func recycleOperand(m gemm.Mat, input []float32) {
+	d := m.Data
+	if cap(d) == 0 || len(input) > 0 && &d[:1][0] == &input[0] || cap(d)&(cap(d)-1) != 0 {
+		return
+	}
+	d = d[:0]
+	normBufs[bits.Len(uint(cap(d)-1))].Put(&d)
+}
+
 // normalize copies data into a dense [batch, cross, contracting] layout:
 // one output row per (batch, cross) index, copied as a block when the
 // contracting axes are contiguous in data (the usual case: attention's
@@ -398,7 +427,7 @@ func offsets(dims, strides, axes []int) []int {
 func normalize(data []float32, dims, strides, batchAxes, cross, contract []int) []float32 {
 	ob, ox, ok := offsets(dims, strides, batchAxes), offsets(dims, strides, cross), offsets(dims, strides, contract)
 	kn := len(ok)
-	out := make([]float32, len(ob)*len(ox)*kn)
+	out := normBuf(len(ob) * len(ox) * kn)
 	ks, dense := groupStride(dims, strides, contract)
 	dense = dense && (ks == 1 || kn == 1)
 	rows := len(ob) * len(ox)
