@@ -21,3 +21,21 @@ def openblas_info():
         return f"BLAS {', '.join(sorted(os.path.basename(l) for l in libs)) or 'unknown'} (not OpenBLAS)"
     except (OSError, IndexError) as e:
         return f"BLAS unknown ({e})"
+
+
+def set_openblas_threads(n):
+    """Sets the number of threads OpenBLAS's own pool uses (torch's OpenMP
+    threads are apart) and returns the previous number, or None when the
+    process runs no OpenBLAS; call it after torch ran a matmul."""
+    try:
+        with open("/proc/self/maps") as f:
+            libs = {line.split()[-1] for line in f if "blas" in line.split()[-1].lower() and ".so" in line}
+        for lib in sorted(libs):
+            h = ctypes.CDLL(lib)
+            if hasattr(h, "openblas_set_num_threads") and hasattr(h, "openblas_get_num_threads"):
+                old = h.openblas_get_num_threads()
+                h.openblas_set_num_threads(int(n))
+                return old
+    except (OSError, IndexError):
+        pass
+    return None

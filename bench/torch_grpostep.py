@@ -14,6 +14,7 @@ tokens), backward, clip_grad_norm_(1.0) and AdamW.
 
 The first step is reported apart; medians over STEPS (default 3) more.
 TINY=1 shrinks the model to bench/grpostep -tiny's shape (a smoke test).
+DECODE_THREADS (default 1): torch and OpenBLAS threads while decoding (see generate).
 Writes JSON {"info", "seconds": {...}, "memory": {"peak_rss_mb"}} to stdout,
 progress to stderr. Python + torch only; never used by tests or CI.
 """
@@ -29,7 +30,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from blasinfo import openblas_info
+from blasinfo import openblas_info, set_openblas_threads
 
 VARIANT = os.environ.get("VARIANT", "full")
 STEPS = int(os.environ.get("STEPS", "3"))
@@ -158,6 +159,35 @@ def generate(model, prompts, g, n, gen):
         cache.append((K, Vc))
     logits = logits[:, -1].repeat_interleave(g, 0)
     out = []
+    # Decode runs on one thread, torch's and OpenBLAS's (DECODE_THREADS=n
+    # changes it). Profiled at batch 32 (torch.profiler, load 5-12 on this
+    # 2-core Zen 5): with 2 torch (OpenMP) threads and OpenBLAS's own 2
+    # pthreads, the two pools spin against each other on 2 cores and every
+    # small op waits (a [32, 1, 1536] mul took 1.7 ms): 1.13-1.29 s per step;
+    # OpenBLAS on 1 thread 264-340 ms; torch on 1 thread with OpenBLAS on 2
+    # 0.9-1.4 s (OpenBLAS's threaded sgemm at M = 32 loses more in wake-ups
+    # than it gains); both on 1 thread 235-292 ms wall, 230-280 CPU ms. Not
+    # the causes: x @ W.t() on the 3-D activations folds into one 2-D mm
+    # like F.linear, and pre-transposed contiguous weights gained nothing
+    # end to end (232 vs 235 ms). What remains per step: the products at
+    # ~100 GFLOP/s on one core (the LM head ~48 ms), and sampling ~65 ms:
+    # multinomial's exponential_ over [32, 49152] draws from the serial CPU
+    # generator (~39 ms) and softmax ~27 ms; both are kept, as they fix the
+    # sampled tokens given the seed. Tokens and logits are bit for bit those
+    # of any thread setting here.
+    nt = int(os.environ.get("DECODE_THREADS", "1"))
+    old_t = torch.get_num_threads()
+    torch.set_num_threads(nt)
+    old_b = set_openblas_threads(nt)
+    try:
+        return _decode(model, logits, cache, p, g, n, gen, out)
+    finally:
+        torch.set_num_threads(old_t)
+        if old_b:
+            set_openblas_threads(old_b)
+
+
+def _decode(model, logits, cache, p, g, n, gen, out):
     for s in range(n):
         logits[:, EOS] = float("-inf")  # min_new_tokens = n
         tok = torch.multinomial(logits.softmax(-1), 1, generator=gen)
