@@ -10,7 +10,9 @@
 # Installs Debian's python3-torch if it is missing (needs apt and root).
 # PyTorch runs at its best: on an AVX-512 CPU OpenBLAS is told to use its
 # AVX-512 kernels (OPENBLAS_CORETYPE=SkylakeX; it picks Haswell's by default
-# on AMD Zen 4/5, about 2× slower), unless OPENBLAS_CORETYPE is already set.
+# on AMD Zen 4/5, about 2× slower), even when the environment exports another
+# core type (an inherited OPENBLAS_CORETYPE=Haswell would slow PyTorch down);
+# BENCH_OPENBLAS_CORETYPE=X forces X.
 # Environment: BENCH_TIME (seconds per shape, default 1), THREADS (torch
 # threads, default 2; Go uses GOMAXPROCS), PYTHON (an interpreter with torch),
 # STEPS (timed steps of grpostep, default 3), VARIANTS (grpostep variants,
@@ -36,7 +38,12 @@ if ! ldconfig -p | grep -q libopenblas; then
 	echo "bench: installing libopenblas0-pthread with apt-get" >&2
 	apt-get install -y libopenblas0-pthread >/dev/null
 fi
-if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
+if [ -n "${BENCH_OPENBLAS_CORETYPE:-}" ]; then
+	export OPENBLAS_CORETYPE=$BENCH_OPENBLAS_CORETYPE
+elif grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
+	if [ -n "${OPENBLAS_CORETYPE:-}" ] && [ "$OPENBLAS_CORETYPE" != SkylakeX ]; then
+		echo "bench: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE from the environment replaced by SkylakeX (AVX-512 CPU; BENCH_OPENBLAS_CORETYPE overrides)" >&2
+	fi
 	export OPENBLAS_CORETYPE=SkylakeX
 fi
 echo "bench: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(OpenBLAS's choice)}" >&2
