@@ -20,13 +20,18 @@ type row struct {
 	Advantage  float64   `json:"advantage"`
 	Truncated  bool      `json:"truncated"`
 	Dropped    bool      `json:"dropped,omitempty"` // in a zero-std group left out of the loss
+	// TokenRewards and TokenAdv are the token credit's rewards and
+	// advantage terms per completion token (nil without TokenCredit).
+	TokenRewards []float64 `json:"-"` // NaN (unscored) has no JSON form
+	TokenAdv     []float64 `json:"-"`
 
 	PromptIDs []int32 `json:"-"`
 	IDs       []int32 `json:"-"`
 }
 
 // microBatch holds the host tensors of one forward/backward pass. Shapes:
-// Tokens and Mask [B, P+C], LossMask, Weights, Old and Ref [B, C], Adv [B].
+// Tokens and Mask [B, P+C], LossMask, Weights, Old and Ref [B, C], Adv [B]
+// ([B, C] when TokenAdv, see TokenCredit).
 type microBatch struct {
 	B, P, C  int
 	Rows     int // real rows; the rest is padding
@@ -35,6 +40,7 @@ type microBatch struct {
 	LossMask []float32
 	Weights  []float32
 	Adv      []float32
+	TokenAdv bool      // Adv is per token
 	EntScale float32   // EntropyBonus's scale (see EntropyScale)
 	Old, Ref []float32 // nil unless needed
 }
@@ -141,12 +147,16 @@ func (mb *microBatch) setWeights(lossType LossType, n StepNormalizers) {
 // withOld) and ref (when withRef).
 func (mb *microBatch) inputs(withOld, withRef bool) []any {
 	l := mb.P + mb.C
+	advDims := []int{mb.B}
+	if mb.TokenAdv {
+		advDims = append(advDims, mb.C)
+	}
 	in := []any{
 		tensors.FromFlatDataAndDimensions(mb.Tokens, mb.B, l),
 		tensors.FromFlatDataAndDimensions(mb.Mask, mb.B, l),
 		tensors.FromFlatDataAndDimensions(mb.LossMask, mb.B, mb.C),
 		tensors.FromFlatDataAndDimensions(mb.Weights, mb.B, mb.C),
-		tensors.FromFlatDataAndDimensions(mb.Adv, mb.B),
+		tensors.FromFlatDataAndDimensions(mb.Adv, advDims...),
 		tensors.FromScalar(mb.EntScale),
 	}
 	if withOld {

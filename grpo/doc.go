@@ -112,6 +112,9 @@
 // (../shared/golden/llama-tiny). LOSSES.md in this directory says when to
 // pick which loss type, with the paper each comes from. Dynamic sampling
 // (Config.DynamicSampling) is DAPO's (Yu et al., 2025); TRL does not have it.
+// Token-level credit (Trainer.SetTokenCredit, TokenCredit) is process
+// supervision at the token level (DeepSeekMath, Shao et al. 2024); TRL
+// does not have it either.
 //
 // Package grpotest has a fake Policy and TestEnv, a conformance check for
 // Env implementations.

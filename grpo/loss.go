@@ -145,7 +145,7 @@ type LossInputs struct {
 	LogP *graph.Node // [B, C] policy log-probs; the gradient flows through it
 	Old  *graph.Node // [B, C] old log-probs; nil means LogP with its gradient stopped (ratio 1)
 	Ref  *graph.Node // [B, C] reference log-probs; nil when Beta is 0
-	Adv  *graph.Node // [B] advantages
+	Adv  *graph.Node // [B] advantages, or [B, C] with token credit (see TokenCredit)
 	// Mask [B, C] is the loss mask (0 or 1); it may be nil only at token
 	// level without masks and for loss types other than vespo.
 	Mask *graph.Node
@@ -203,7 +203,10 @@ func TokenLoss(in LossInputs, spec LossSpec) LossTerms {
 		old = logp
 	}
 	old = StopGradient(old)
-	a := ExpandAxes(StopGradient(in.Adv), -1) // [B, 1]
+	a := StopGradient(in.Adv) // [B, C] with token credit
+	if a.Rank() == 1 {
+		a = ExpandAxes(a, -1) // [B, 1]
+	}
 	var mask *Node
 	if in.Mask != nil {
 		mask = StopGradient(in.Mask)

@@ -83,6 +83,9 @@ func (t *Trainer) generateAndScore(ctx context.Context, prompts []Example, turn 
 	if tally.failures == nil {
 		tally.failures = make([]int, len(t.rewards))
 	}
+	if err := t.scoreTokens(samples, rows); err != nil {
+		return nil, err
+	}
 	for r, st := range res.Stats {
 		tally.failures[r] += st.Failures()
 	}
@@ -187,6 +190,9 @@ func (t *Trainer) makeRollouts(ctx context.Context, src source, k int) (*rollout
 		r.Dropped = t.cfg.DropZeroStdGroups && adv.ZeroStd[i/g]
 	}
 	buf := &rolloutBatch{Index: k, Rows: rows, Metrics: rolloutMetrics(t, rows, adv, tally)}
+	if err := t.applyTokenCredit(rows, buf.Metrics); err != nil {
+		return nil, err
+	}
 
 	bs := t.cfg.BatchSize
 	packed := t.shuffleGeneration(k, rows)
@@ -194,6 +200,9 @@ func (t *Trainer) makeRollouts(ctx context.Context, src source, k int) (*rollout
 	for start := 0; start < len(packed); start += bs {
 		part := packed[start:min(start+bs, len(packed))]
 		buf.Micro = append(buf.Micro, packRows(part, bs, t.cfg.MaxPromptLength, t.cfg.MaxCompletionLength, t.cfg.MaskTruncatedCompletions))
+		if t.tokenCredit != nil {
+			buf.Micro[len(buf.Micro)-1].setTokenAdvantages(part)
+		}
 		n := 0
 		for _, r := range part {
 			if !r.Dropped {

@@ -43,6 +43,8 @@ type Trainer struct {
 	// constraint is the policy's sampling constraint (see Constrained);
 	// nil for none.
 	constraint model.Constraint
+	// tokenCredit adds token-level advantages (SetTokenCredit); nil for none.
+	tokenCredit *TokenCredit
 
 	// Training graphs by mode: one micro-batch per step (fused), the first
 	// micro-batches of a step (accumulate), its last one (final).
