@@ -26,6 +26,7 @@ func TestRunSmoke(t *testing.T) {
 			cfg.Steps, cfg.SFTSteps, cfg.Prompts, cfg.Generations, cfg.Eval, cfg.MaxCompletion, cfg.MaxEarlier = 1, 1, 1, 2, 1, 8, 4
 			cfg.SFTMoves, cfg.Hidden, cfg.Layers, cfg.TimeLimit = 20, 16, 1, 0
 			cfg.RLMode, cfg.RLAnswers = mode, 100
+			cfg.LetterCredit = 1 // the per-letter token advantages too
 			want := []string{"before GRPO", "after 1 GRPO steps", "moves consistent"}
 			if mode == "states" {
 				// Two steps, the pool refreshed after each: 3 × 2 games.
@@ -45,6 +46,9 @@ func TestRunSmoke(t *testing.T) {
 				if _, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil {
 					t.Error(err)
 				}
+			}
+			if m, err := os.ReadFile(filepath.Join(cfg.Out, "metrics.jsonl")); err != nil || !strings.Contains(string(m), "token_credit/letters/mean") {
+				t.Errorf("metrics.jsonl lacks the letter credit (%v)", err)
 			}
 		})
 	}

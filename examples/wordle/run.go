@@ -66,6 +66,11 @@ type config struct {
 	// per refresh, and steps between refreshes.
 	PoolGames int `json:"pool_games"`
 	PoolEvery int `json:"pool_every"`
+	// LetterCredit is the weight of per-letter credit in GRPO (see
+	// wordle.LetterCredit and grpo.TokenCredit): each letter of a guess
+	// that the board rules out at its position gets a lower advantage than
+	// the letters that fit; 0 turns it off.
+	LetterCredit float64 `json:"letter_credit"`
 	// Weights weigh the move rewards in GRPO's advantages (default
 	// grpoWeights); all zero means wordle.DefaultWeights.
 	Weights wordle.Weights `json:"reward_weights"`
@@ -117,6 +122,7 @@ func parse(cfg *config, args []string) error {
 		fs.StringVar(&cfg.RLMode, "rl-mode", cfg.RLMode, "what GRPO trains on: games (whole games) or states (single moves on the boards of the policy's greedy games)")
 		fs.IntVar(&cfg.PoolGames, "pool-games", cfg.PoolGames, "states mode: greedy games per refresh of the pool")
 		fs.IntVar(&cfg.PoolEvery, "pool-every", cfg.PoolEvery, "states mode: GRPO steps between refreshes of the pool")
+		fs.Float64Var(&cfg.LetterCredit, "letter-credit", cfg.LetterCredit, "weight of per-letter credit in GRPO's token advantages (0: off)")
 		fs.StringVar(&cfg.WarmDir, "warm-dir", cfg.WarmDir, "folder of the warm-started model: loaded when present (no warm start), else written after the warm start")
 	}, args)
 }
@@ -653,6 +659,11 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("wordle: %w", err)
 	}
 	trainer.Progress = out
+	if cfg.LetterCredit != 0 {
+		if err := trainer.SetTokenCredit(letterCredit(s.Tok.Tokenizer, cfg.LetterCredit)); err != nil {
+			return fmt.Errorf("wordle: %w", err)
+		}
+	}
 	if err := exkit.Resume(trainer, from, out); err != nil {
 		return fmt.Errorf("wordle: %w", err)
 	}
@@ -669,8 +680,8 @@ func run(ctx context.Context, cfg config) error {
 		winSteps, winTotals = append(winSteps, m["step"]), append(winTotals, float64(games.wins))
 		games.mu.Unlock()
 	}
-	fmt.Fprintf(out, "\nGRPO: %d steps × %d games × %d samples per move, lr %g, beta %g, temperature %g, rewards scaled by %s std, weights %+v (%s)\n",
-		cfg.Steps, cfg.Prompts, cfg.Generations, cfg.LR, cfg.Beta, cfg.Temperature, cfg.Scale, cfg.Weights, time.Since(start).Round(time.Second))
+	fmt.Fprintf(out, "\nGRPO: %d steps × %d games × %d samples per move, lr %g, beta %g, temperature %g, rewards scaled by %s std, weights %+v, letter credit %g (%s)\n",
+		cfg.Steps, cfg.Prompts, cfg.Generations, cfg.LR, cfg.Beta, cfg.Temperature, cfg.Scale, cfg.Weights, cfg.LetterCredit, time.Since(start).Round(time.Second))
 	trainFn := func(ctx context.Context) error { return trainer.TrainEnv(ctx, games) }
 	var pool *statePool
 	if cfg.RLMode == "states" {
