@@ -66,6 +66,9 @@ func (t *Trainer) logStep(m Metrics, total int) {
 		w = io.Writer(os.Stderr)
 	}
 	t.win.add(m)
+	if t.tokenSignal(m) {
+		t.win.zeroStd = 0 // the token credit carried a signal
+	}
 	if n := ZeroStdWarnSteps; n > 0 && t.win.zeroStd > 0 && t.win.zeroStd%n == 0 {
 		fmt.Fprintf(w, "grpo: warning: frac_reward_zero_std = 1 for the last %d steps: every group's completions got equal rewards, so there is no learning signal (make the task easier or the rewards finer, raise num_generations or temperature)\n", t.win.zeroStd)
 	}

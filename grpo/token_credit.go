@@ -216,3 +216,14 @@ func (mb *microBatch) setTokenAdvantages(rows []*row) {
 	}
 	mb.Adv, mb.TokenAdv = adv, true
 }
+
+// tokenSignal reports whether the token credit gave step m's groups a
+// learning signal (some group's scored tokens differ): the sequence
+// rewards may then all tie without the step being empty.
+func (t *Trainer) tokenSignal(m Metrics) bool {
+	if t.tokenCredit == nil {
+		return false
+	}
+	z, ok := m["token_credit/"+t.tokenCredit.Name+"/frac_group_zero_std"]
+	return ok && z < 1
+}

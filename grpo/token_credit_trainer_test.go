@@ -16,7 +16,7 @@ import (
 // trainWithCredit trains a fresh fake policy for cfg.MaxSteps steps on the
 // "say" task with the named rewards and, when c is not nil, token credit;
 // it returns the policy's table and the metrics of every step.
-func trainWithCredit(t *testing.T, cfg grpo.Config, c *grpo.TokenCredit, rewards ...reward.Named) ([]float32, []grpo.Metrics) {
+func trainWithCredit(t *testing.T, cfg grpo.Config, c *grpo.TokenCredit, progress io.Writer, rewards ...reward.Named) ([]float32, []grpo.Metrics) {
 	t.Helper()
 	p := newPolicy(t)
 	tr, err := grpo.NewTrainer(p, cfg, rewards...)
@@ -29,6 +29,9 @@ func trainWithCredit(t *testing.T, cfg grpo.Config, c *grpo.TokenCredit, rewards
 		}
 	}
 	tr.Progress = io.Discard
+	if progress != nil {
+		tr.Progress = progress
+	}
 	var ms []grpo.Metrics
 	tr.OnStep = func(m grpo.Metrics) { ms = append(ms, m) }
 	if err := tr.Train(context.Background(), sayDataset()); err != nil {
@@ -46,7 +49,7 @@ func TestTokenCreditNeutral(t *testing.T) {
 	cfg.MaxSteps = 4
 	cfg.Beta = 0.04
 	r := reward.Named{Name: "exact", Weight: 1, Scorer: exact}
-	want, wantMs := trainWithCredit(t, cfg, nil, r)
+	want, wantMs := trainWithCredit(t, cfg, nil, nil, r)
 	for name, v := range map[string]float64{"unscored": math.NaN(), "constant": 0.5} {
 		t.Run(name, func(t *testing.T) {
 			cfg.OutputDir = t.TempDir()
@@ -57,7 +60,7 @@ func TestTokenCreditNeutral(t *testing.T) {
 				}
 				return out, nil
 			})}
-			got, ms := trainWithCredit(t, cfg, c, r)
+			got, ms := trainWithCredit(t, cfg, c, nil, r)
 			if !slices.Equal(got, want) {
 				t.Error("weights differ from training without token credit")
 			}
@@ -76,7 +79,7 @@ func TestTokenCreditNeutral(t *testing.T) {
 // TestTokenCreditLearns trains with a sequence reward that always ties (no
 // signal at all) and token credit on the first token alone (1 when it is
 // the answer): the policy learns the task from the token credit, and does
-// not without it.
+// not without it; only the run without warns that there is no signal.
 func TestTokenCreditLearns(t *testing.T) {
 	cfg := smallConfig(t)
 	cfg.MaxSteps = 60
@@ -101,9 +104,18 @@ func TestTokenCreditLearns(t *testing.T) {
 		}
 		return s / 5
 	}
-	_, without := trainWithCredit(t, cfg, nil, flat, logged)
+	var warnWithout, warnWith strings.Builder
+	_, without := trainWithCredit(t, cfg, nil, &warnWithout, flat, logged)
 	cfg.OutputDir = t.TempDir()
-	_, with := trainWithCredit(t, cfg, &grpo.TokenCredit{Name: "first", Weight: 1, Scorer: first}, flat, logged)
+	_, with := trainWithCredit(t, cfg, &grpo.TokenCredit{Name: "first", Weight: 1, Scorer: first}, &warnWith, flat, logged)
+	// Every group's sequence rewards tie in both runs; only the run without
+	// token credit has no signal and should say so.
+	if !strings.Contains(warnWithout.String(), "no learning signal") || strings.Contains(warnWith.String(), "no learning signal") {
+		t.Errorf("zero-std warnings: without token credit %q, with %q", warnWithout.String(), warnWith.String())
+	}
+	if with[0]["token_credit/first/frac_group_zero_std"] >= 1 {
+		t.Errorf("token credit's groups all tie at step 1: %v", with[0])
+	}
 	t.Logf("correct first word, last 5 steps: %.3f without token credit, %.3f with", rate(without), rate(with))
 	if rate(with) < 0.8 {
 		t.Errorf("with token credit the first word is right %.3f of the time; want ≥ 0.8", rate(with))
