@@ -176,6 +176,9 @@ var stepShapes = []struct {
 	{"down_dw_1536x1376x576_TN", 1536, 1376, 576, true, false},
 	{"q_dw_576x1376x576_TN", 576, 1376, 576, true, false},
 	{"kv_dw_576x1376x192_TN", 576, 1376, 192, true, false},
+	{"kv_dw_192x1376x576_TN", 192, 1376, 576, true, false},
+	{"lmhead_dw_576x96x49152_TN", 576, 96, 49152, true, false},
+	{"lmhead_dw_49152x96x576_TN", 49152, 96, 576, true, false},
 }
 
 // BenchmarkGemmStep runs stepShapes (GFLOP/s on GOMAXPROCS goroutines).

@@ -129,38 +129,70 @@ func dotGeneralGrad(node, v *Node, ax axes) []*Node {
 	}
 	vBatch := iota(0, nb)
 
-	// dLhs = v · rhs over the rhs cross axes: [batch, lhsCross, rhsContract(sorted)].
+	// Each gradient is one DotGeneral whose output axes come out in one of
+	// two orders, depending on which operand goes first; the one that needs
+	// no transpose (else one that keeps the last axis in place, a copy of
+	// whole rows) is built. For x·Wᵀ the weight gradient comes out as
+	// [out, in] directly: its transpose cost more than the product's packing.
+
+	// dLhs = v · rhs over the rhs cross axes: [batch, lhsCross, rhsContract(sorted)],
+	// or rhs · v: [batch, rhsContract(sorted), lhsCross].
 	// A weight widened from low precision is widened again here (Recompute).
-	dl := DotGeneral(v, iota(nb+nlc, nrc), vBatch, fresh(rhs), rc, ax.rhsBatch)
-	permL := make([]int, lhs.Rank())
+	permL1, permL2 := make([]int, lhs.Rank()), make([]int, lhs.Rank())
 	for i, a := range ax.lhsBatch {
-		permL[a] = i
+		permL1[a], permL2[a] = i, i
 	}
 	for j, a := range lc {
-		permL[a] = nb + j
+		permL1[a], permL2[a] = nb+j, nb+nk+j
 	}
 	for k, a := range ax.lhsContract {
-		permL[a] = nb + nlc + rankIn(ax.rhsContract, ax.rhsContract[k])
+		r := rankIn(ax.rhsContract, ax.rhsContract[k])
+		permL1[a], permL2[a] = nb+nlc+r, nb+r
 	}
-	dl = transposeIfNeeded(dl, permL)
+	var dl *Node
+	if transposeCost(permL2) < transposeCost(permL1) {
+		dl = transposeIfNeeded(DotGeneral(fresh(rhs), rc, ax.rhsBatch, v, iota(nb+nlc, nrc), vBatch), permL2)
+	} else {
+		dl = transposeIfNeeded(DotGeneral(v, iota(nb+nlc, nrc), vBatch, fresh(rhs), rc, ax.rhsBatch), permL1)
+	}
 
-	// dRhs = lhs · v over the lhs cross axes: [batch, lhsContract(sorted), rhsCross].
-	dr := DotGeneral(fresh(lhs), lc, ax.lhsBatch, v, iota(nb, nlc), vBatch)
-	permR := make([]int, rhs.Rank())
+	// dRhs = lhs · v over the lhs cross axes: [batch, lhsContract(sorted), rhsCross],
+	// or v · lhs: [batch, rhsCross, lhsContract(sorted)].
+	permR1, permR2 := make([]int, rhs.Rank()), make([]int, rhs.Rank())
 	for i, a := range ax.rhsBatch {
-		permR[a] = i
+		permR1[a], permR2[a] = i, i
 	}
 	for j, a := range rc {
-		permR[a] = nb + nk + j
+		permR1[a], permR2[a] = nb+nk+j, nb+j
 	}
 	for k, a := range ax.rhsContract {
-		permR[a] = nb + rankIn(ax.lhsContract, ax.lhsContract[k])
+		r := rankIn(ax.lhsContract, ax.lhsContract[k])
+		permR1[a], permR2[a] = nb+r, nb+nrc+r
 	}
-	dr = transposeIfNeeded(dr, permR)
+	var dr *Node
+	if transposeCost(permR2) < transposeCost(permR1) {
+		dr = transposeIfNeeded(DotGeneral(v, iota(nb, nlc), vBatch, fresh(lhs), lc, ax.lhsBatch), permR2)
+	} else {
+		dr = transposeIfNeeded(DotGeneral(fresh(lhs), lc, ax.lhsBatch, v, iota(nb, nlc), vBatch), permR1)
+	}
 	return []*Node{
 		ConvertDType(dl, lhs.DType()),
 		ConvertDType(dr, rhs.DType()),
 	}
+}
+
+// transposeCost ranks a permutation: 0 for none, 1 when the last axis stays
+// last (the transpose copies whole rows), 2 otherwise (a gather).
+func transposeCost(perm []int) int {
+	for i, p := range perm {
+		if i != p {
+			if perm[len(perm)-1] == len(perm)-1 {
+				return 1
+			}
+			return 2
+		}
+	}
+	return 0
 }
 
 func transposeIfNeeded(x *Node, perm []int) *Node {

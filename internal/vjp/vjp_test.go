@@ -7,7 +7,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/grpokit/grpokit/internal/backend"
 )
@@ -96,6 +98,23 @@ func TestSliceGradient(t *testing.T) {
 	for i := range want {
 		if !slices.Equal(got[i], want[i]) {
 			t.Fatalf("gradient = %v, want %v", got, want)
+		}
+	}
+}
+
+// TestWeightGradNoTranspose checks that the weight gradient of x·Wᵀ (the
+// model's linear layers, W [out, in]) comes out of its DotGeneral as
+// [out, in] with no Transpose node after it.
+func TestWeightGradNoTranspose(t *testing.T) {
+	Register()
+	g := graph.NewGraph(backend.Must(""), "wgrad")
+	x := graph.Parameter(g, "x", shapes.Make(dtypes.Float32, 2, 3, 4))
+	w := graph.Parameter(g, "w", shapes.Make(dtypes.Float32, 5, 4))
+	y := graph.DotGeneral(x, []int{2}, nil, w, []int{1}, nil)
+	grads := graph.Gradient(graph.ReduceAllSum(graph.Mul(y, y)), x, w)
+	for i, gr := range grads {
+		if gr.Type() == graph.NodeTypeTranspose || len(gr.Inputs()) == 1 && gr.Inputs()[0].Type() == graph.NodeTypeTranspose {
+			t.Errorf("gradient %d ends in a Transpose", i)
 		}
 	}
 }
