@@ -83,6 +83,7 @@ func run(args []string, w io.Writer) error {
 	tiny := fs.Bool("tiny", false, "a tiny model instead of SmolLM2-135M's shape (smoke test)")
 	decodeOnly := fs.Bool("decodeonly", false, "only the decode step of -variant genheavy against the bandwidth bound (no training)")
 	checkpointing := fs.Bool("gradient-checkpointing", false, "recompute each decoder layer in the backward pass (grpo.Config.GradientCheckpointing)")
+	opTrace := fs.Bool("opstats", false, "trace every op of the timed steps' training parts and print where cores idle, by op (must come before any other use of the go backend in the process)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -99,6 +100,11 @@ func run(args []string, w io.Writer) error {
 		torchMem = map[string]float64{}
 	}
 
+	if *opTrace {
+		if err := backend.EnableOpTrace(); err != nil {
+			return err
+		}
+	}
 	shape, shapeName := model.SmolLM2Shaped(), "SmolLM2-135M shape"
 	if *tiny {
 		shape, shapeName = tinyShape(), "tiny shape"
@@ -171,7 +177,8 @@ func run(args []string, w io.Writer) error {
 	if err := startProfile(*firstProfile); err != nil {
 		return err
 	}
-	var cpuSeconds []float64 // process CPU time of each step
+	var cpuSeconds []float64  // process CPU time of each step
+	var trainWindows []window // the training parts of the timed steps, for -opstats
 	var profErr error
 	cpuMark := cpuTime()
 	sysMark, faultMark := sysTimeFaults()
@@ -182,9 +189,16 @@ func run(args []string, w io.Writer) error {
 		cpuSeconds = append(cpuSeconds, now-cpuMark)
 		fmt.Fprintf(w, "step %d: %.2f s (generate %.2f s, reward %.3f s, train %.2f s), %.2f CPU s (system %.2f s, %d minor page faults), peak RSS so far %.0f MB\n",
 			len(ms), m["step_time"], m["timing/generate"], m["timing/reward"], m["train_time"], now-cpuMark, sys-sysMark, faults-faultMark, peakRSSMB())
+		if *opTrace && len(ms) > 1 {
+			end := time.Now()
+			trainWindows = append(trainWindows, window{end.Add(-time.Duration(m["train_time"] * 1e9)), end})
+		}
 		if len(ms) == 1 {
 			stopProfile()
 			profErr = startProfile(*cpuProfile)
+			if *opTrace {
+				backend.StartOpTrace()
+			}
 		}
 		cpuMark = cpuTime()
 		sysMark, faultMark = sysTimeFaults()
@@ -199,6 +213,9 @@ func run(args []string, w io.Writer) error {
 	stopProfile()
 	if profErr != nil {
 		return profErr
+	}
+	if *opTrace {
+		printOpStats(w, backend.StopOpTrace(), trainWindows, runtime.GOMAXPROCS(0))
 	}
 
 	med := func(key string) float64 {

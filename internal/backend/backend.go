@@ -23,14 +23,16 @@ const EnvVar = backends.ConfigEnvVar
 // DefaultGo is the configuration of the pure-Go backend used when none is
 // given: ops run one at a time and each op uses the cores itself.
 //
-// Why sequential: float32 DotGenerals, nearly all of a model's flops, run on
-// internal/gemm (see simplego_gemm.go), which splits each product across
-// GOMAXPROCS goroutines of its own, so running independent ops side by side
-// has no idle core to fill on a small machine (measured on 2 cores: prefill
-// times within noise of "ops_parallel"). SimpleGo's own parallel mode hands
-// ops to its worker pool, and ops that wait on that same pool from inside a
-// worker (its DotGeneral and Erf) can deadlock when the pool is full, which
-// happens on 2 cores. Sequential mode never waits on the pool from a worker.
+// Why not side by side ("go:ops_parallel", or SimpleGo's "dynamic"
+// default, which New makes safe: see workers.go)? It fills the core that
+// one op at a time leaves idle (the GRPO step's training part kept both
+// cores busy 69–73% of its ops' time one at a time, 79–84% side by side;
+// training wall about 10% shorter), but it runs every ready op as soon as
+// it can: a Llama-3.2-1B NF4 LoRA step with gradient checkpointing
+// (bench/memory) peaked at 7.51 GB side by side against 2.40 GB one at a
+// time (plan 2.38 GB). The ops that depend on weights alone (every layer's
+// dequantization) are all ready at the start, the likely cause. Sequential
+// order keeps the memory plan.
 const DefaultGo = simplego.BackendName + ":ops_sequential"
 
 var (
@@ -80,6 +82,7 @@ func New(config string) (b backends.Backend, err error) {
 	if name == simplego.BackendName {
 		installGemm()    // fast f32 DotGeneral; see simplego_gemm.go
 		installFastOps() // fast f32 broadcasting ops; see simplego_elementwise.go
+		installOpTrace() // only after EnableOpTrace; see optrace.go
 	}
 	b, err = backends.NewWithConfig(config)
 	if err != nil {
@@ -87,6 +90,11 @@ func New(config string) (b backends.Backend, err error) {
 			return nil, fmt.Errorf("backend: %q is not available (is its PJRT plugin installed? see README): %w", config, err)
 		}
 		return nil, fmt.Errorf("backend: %q: %w", config, err)
+	}
+	if name == simplego.BackendName && !givesParallelism(config) {
+		if err := unlimitWorkers(b); err != nil {
+			return nil, fmt.Errorf("backend: %q: %w", config, err)
+		}
 	}
 	cache[config] = b
 	return b, nil

@@ -1,8 +1,9 @@
 package backend
 
-// SimpleGo runs one op at a time (DefaultGo is "ops_sequential") and its
-// ops, but for DotGeneral, on the calling goroutine: on 2 cores every
-// element-wise op, transpose and reduction left one core idle. The
+// SimpleGo runs each op, but for DotGeneral, on one goroutine: on 2 cores
+// every element-wise op, transpose and reduction left one core idle when
+// ops ran one at a time (independent ops now also run side by side, see
+// DefaultGo). The
 // executors of the element-wise hook split ops above a size threshold
 // across GOMAXPROCS goroutines with parallelFor. Each output element is
 // still computed by one goroutine with the same operations in the same
