@@ -117,7 +117,7 @@ func run(args []string, w io.Writer) error {
 		if !v.decode {
 			return fmt.Errorf("-decodeonly needs -variant genheavy")
 		}
-		return reportDecode(w, m, v, *tiny)
+		return reportDecode(w, m, v, *tiny, *cpuProfile)
 	}
 	var adapter *lora.Adapter
 	if v.lora {
@@ -238,7 +238,7 @@ func run(args []string, w io.Writer) error {
 	}
 	var decode, bound float64
 	if v.decode {
-		if decode, bound, err = decodeAndBound(w, m, v, *tiny); err != nil {
+		if decode, bound, err = decodeAndBound(w, m, v, *tiny, ""); err != nil {
 			return err
 		}
 		rows = append(rows, line{"decode", fmt.Sprintf("decode step, batch %d", v.prompts*v.g), decode})
@@ -305,10 +305,12 @@ func promptIDs(i, n, vocab int) []int {
 }
 
 // decodeAndBound times a decode step and measures the memory bandwidth;
-// it returns the step and the bound of reading every weight once.
-func decodeAndBound(w io.Writer, m *model.Model, v variant, tiny bool) (decode, bound float64, err error) {
+// bound is the time to read the weights once at the measured read
+// bandwidth (all threads). With profile set, the timed generations are
+// CPU-profiled there.
+func decodeAndBound(w io.Writer, m *model.Model, v variant, tiny bool, profile string) (decode, bound float64, err error) {
 	var cpu float64
-	if decode, cpu, err = decodeStep(m, v); err != nil {
+	if decode, cpu, err = decodeStep(m, v, profile); err != nil {
 		return 0, 0, err
 	}
 	batch := v.prompts * v.g
@@ -318,11 +320,13 @@ func decodeAndBound(w io.Writer, m *model.Model, v variant, tiny bool) (decode, 
 	if tiny {
 		n = 1 << 20
 	}
-	bw := bandwidth(n)
+	workers := runtime.GOMAXPROCS(0)
+	cp := bandwidth(n)
+	read1, readAll := readBandwidth(4*n, 1), readBandwidth(4*n, workers)
 	weightBytes := 4 * float64(m.NumParams())
-	bound = weightBytes / bw
-	fmt.Fprintf(w, "memory bandwidth (STREAM-like copy, %d threads): %.1f GB/s (read+write); reading the %.0f MB of weights once: %.1f ms\n",
-		runtime.GOMAXPROCS(0), bw/1e9, weightBytes/1e6, 1e3*bound)
+	bound = weightBytes / readAll
+	fmt.Fprintf(w, "memory bandwidth: read %.1f GB/s on 1 thread, %.1f GB/s on %d; STREAM-like copy %.1f GB/s (read+write, %d threads); reading the %.0f MB of weights once: %.1f ms\n",
+		read1/1e9, readAll/1e9, workers, cp/1e9, workers, weightBytes/1e6, 1e3*bound)
 	return decode, bound, nil
 }
 
@@ -332,10 +336,12 @@ func printDecode(w io.Writer, v variant, decode, bound float64) {
 }
 
 // reportDecode is -decodeonly.
-func reportDecode(w io.Writer, m *model.Model, v variant, tiny bool) error {
+// With profile set it writes a CPU profile of the timed generations (after
+// the warm-up) there.
+func reportDecode(w io.Writer, m *model.Model, v variant, tiny bool, profile string) error {
 	fmt.Fprintf(w, "grpokit decode: %d params, %d prompts × G=%d of %d tokens, %d new tokens; gemm kernels %v, GOMAXPROCS=%d, %s\n",
 		m.NumParams(), v.prompts, v.g, v.promptLen, v.newTokens, gemm.Active(), runtime.GOMAXPROCS(0), cpuModel())
-	decode, bound, err := decodeAndBound(w, m, v, tiny)
+	decode, bound, err := decodeAndBound(w, m, v, tiny, profile)
 	if err != nil {
 		return err
 	}
@@ -347,7 +353,7 @@ func reportDecode(w io.Writer, m *model.Model, v variant, tiny bool) error {
 // prompts·g and the process CPU seconds it took (all threads): Generate
 // with newTokens forced tokens minus Generate with 1 (the same prefill),
 // divided by newTokens−1.
-func decodeStep(m *model.Model, v variant) (wall, cpu float64, err error) {
+func decodeStep(m *model.Model, v variant, profile string) (wall, cpu float64, err error) {
 	prompts := make([][]int, v.prompts)
 	for i := range prompts {
 		prompts[i] = promptIDs(1000+i, v.promptLen, m.Config().VocabSize)
@@ -360,6 +366,17 @@ func decodeStep(m *model.Model, v variant) (wall, cpu float64, err error) {
 	}
 	if _, _, err := gen(v.newTokens); err != nil { // warm-up
 		return 0, 0, err
+	}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return 0, 0, err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var walls, cpus []float64
 	for range 3 {

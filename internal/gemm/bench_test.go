@@ -254,3 +254,28 @@ func setPaths() func() {
 	}
 	return func() { dotMaxRows, stridedMinRows = dot, strided }
 }
+
+// BenchmarkStridedKernel is the full-height strided kernel (W·xᵀ at 32
+// rows of x) alone with its A rows and its panel in L1 (-gemm.kc sets k,
+// default 128), the ceiling for the decode products of BenchmarkGemmDecode32;
+// -gemm.kc 576 keeps the rows and panel of a k = 576 product in L2.
+func BenchmarkStridedKernel(b *testing.B) {
+	kern := kernels.Load()
+	if kern.strided == nil {
+		b.Skip("no strided kernels on this CPU")
+	}
+	k := 128
+	if *benchKC > 0 {
+		k = *benchKC
+	}
+	mr := len(kern.strided) - 1
+	a := make([]float32, mr*k)
+	panel := make([]float32, k*stridedNR)
+	c := make([]float32, mr*stridedNR)
+	f := kern.strided[mr]
+	cpu0 := cpuSeconds()
+	for b.Loop() {
+		f(k, &a[0], k, &panel[0], &c[0], stridedNR, 0)
+	}
+	report(b, 2*float64(mr*stridedNR*k), cpuSeconds()-cpu0)
+}
