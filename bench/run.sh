@@ -46,7 +46,7 @@ elif grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
 	fi
 	export OPENBLAS_CORETYPE=SkylakeX
 fi
-echo "bench: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(OpenBLAS's choice)}" >&2
+echo "bench: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset (OpenBLAS picks the kernels)}" >&2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 t=${BENCH_TIME:-1}
