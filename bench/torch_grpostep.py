@@ -15,6 +15,13 @@ tokens), backward, clip_grad_norm_(1.0) and AdamW.
 The first step is reported apart; medians over STEPS (default 3) more.
 TINY=1 shrinks the model to bench/grpostep -tiny's shape (a smoke test).
 DECODE_THREADS (default 1): torch and OpenBLAS threads while decoding (see generate).
+BLAS_THREADS (default 1): OpenBLAS's own threads for the rest of the step,
+beside torch's THREADS (default 2) OpenMP threads. On the 2-core Zen 5 the
+two pools spun against each other: the full step (`VARIANT=full`, medians
+of steps 2-4, 2026-11-23, load ~7 from niced jobs) took 23.8 s with torch 2
++ OpenBLAS 2, 22.9-27 s with 1 + 2, 17.5-23 s with 2 + 2 and
+OMP_WAIT_POLICY=PASSIVE, 11.6-11.9 s with 1 + 1, 14.6 s with 2 + 1 and
+PASSIVE, and 9.4 s with torch 2 + OpenBLAS 1 (the default here).
 Writes JSON {"info", "seconds": {...}, "memory": {"peak_rss_mb"}} to stdout,
 progress to stderr. Python + torch only; never used by tests or CI.
 """
@@ -35,6 +42,7 @@ from blasinfo import openblas_info, set_openblas_threads
 VARIANT = os.environ.get("VARIANT", "full")
 STEPS = int(os.environ.get("STEPS", "3"))
 THREADS = int(os.environ.get("THREADS", "2"))
+BLAS_THREADS = int(os.environ.get("BLAS_THREADS", "1"))
 V, H, I, L, NH, NKV, HD = 49152, 576, 1536, 30, 9, 3, 64
 if os.environ.get("TINY"):  # bench/grpostep -tiny's shape, for a smoke test
     V, H, I, L, NH, NKV, HD = 512, 64, 128, 2, 4, 2, 16
@@ -265,12 +273,14 @@ def decode_step(model, gen):
 
 def main():
     torch.set_num_threads(THREADS)
+    torch.ones(8, 8) @ torch.ones(8, 8)  # loads OpenBLAS, so that its pool can be sized
+    set_openblas_threads(BLAS_THREADS)
     torch.manual_seed(0)
     model = Llama(LORA)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=LR, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
     gen = torch.Generator().manual_seed(1)
-    info = (f"torch {torch.__version__}, {torch.get_num_threads()} threads, python {platform.python_version()}, "
+    info = (f"torch {torch.__version__}, {torch.get_num_threads()} threads (OpenBLAS {BLAS_THREADS}), python {platform.python_version()}, "
             f"{openblas_info()}")
     print(f"torch grpostep {VARIANT!r}: {sum(p.numel() for p in model.parameters())} params, "
           f"{sum(p.numel() for p in params)} trainable; {info}", file=sys.stderr)
