@@ -8,6 +8,12 @@ bench/model:
   fwdbwd   sum of token log-probs of 16 x 90 tokens and its gradient w.r.t.
            every weight
 
+BLAS_THREADS (default 1): OpenBLAS's own threads beside torch's THREADS
+(default 2) OpenMP threads. On the 2-core Zen 5 (2026-11-23, alternated
+twice, load 4-6 from niced jobs) OpenBLAS's default pool of 2 took prefill
+4.49-4.64 s, decode 0.37-0.61 s, fwdbwd 16.4-16.6 s; one thread 3.24-3.79,
+0.089-0.123 and 12.4-14.4 s (the pools spin against each other).
+
 Writes JSON {"info": ..., "seconds": {workload: best seconds}} to stdout.
 Python + torch only; never used by tests or CI.
 """
@@ -21,10 +27,11 @@ import time
 import torch
 import torch.nn.functional as F
 
-from blasinfo import openblas_info
+from blasinfo import openblas_info, set_openblas_threads
 
 REPS = int(os.environ.get("REPS", "3"))
 THREADS = int(os.environ.get("THREADS", "2"))
+BLAS_THREADS = int(os.environ.get("BLAS_THREADS", "1"))
 V, H, I, L, NH, NKV, HD = 49152, 576, 1536, 30, 9, 3, 64
 EPS, THETA = 1e-5, 100000.0
 PREFILL_B, PREFILL_T = 8, 128
@@ -107,6 +114,8 @@ def best_time(f, reps=REPS):
 
 def main():
     torch.set_num_threads(THREADS)
+    torch.ones(8, 8) @ torch.ones(8, 8)  # loads OpenBLAS, so that its pool can be sized
+    set_openblas_threads(BLAS_THREADS)
     model = Llama()
     res = {}
 
@@ -148,7 +157,7 @@ def main():
 
     res["fwdbwd"] = best_time(fwd_bwd)
     print(f"torch fwd+bwd: {res['fwdbwd']:.3f}s", file=sys.stderr)
-    info = f"torch {torch.__version__}, {torch.get_num_threads()} threads, python {platform.python_version()}, {openblas_info()}"
+    info = f"torch {torch.__version__}, {torch.get_num_threads()} threads (OpenBLAS {BLAS_THREADS}), python {platform.python_version()}, {openblas_info()}"
     json.dump({"info": info, "seconds": res}, sys.stdout)
 
 
