@@ -42,29 +42,35 @@ func givesParallelism(config string) bool {
 // parallelism=-1). It checks the fields it writes with reflect and fails,
 // changing nothing, if the pinned gomlx's layout differs.
 func unlimitWorkers(b backends.Backend) error {
-	sb, ok := b.(*simplego.Backend)
-	if !ok {
-		return errors.New("backend: not a SimpleGo backend")
+	p, err := maxParallelism(b)
+	if err != nil {
+		return err
 	}
-	w, ok := reflect.TypeFor[simplego.Backend]().FieldByName("workers")
-	if !ok || w.Type.Kind() != reflect.Struct {
-		return errors.New("backend: simplego.Backend has no workers pool")
-	}
-	mp, ok := w.Type.FieldByName("maxParallelism")
-	if !ok || mp.Type.Kind() != reflect.Int {
-		return errors.New("backend: SimpleGo's workers pool has no `maxParallelism int`")
-	}
-	*(*int)(unsafe.Add(unsafe.Pointer(sb), w.Offset+mp.Offset)) = -1
+	*p = -1
 	return nil
 }
 
 // workersUnlimited reports whether b's pool is unlimited (tests).
 func workersUnlimited(b backends.Backend) bool {
+	p, err := maxParallelism(b)
+	return err == nil && *p == -1
+}
+
+// maxParallelism points at the size of b's SimpleGo worker pool, after
+// checking with reflect that the fields are where the pinned gomlx has
+// them.
+func maxParallelism(b backends.Backend) (*int, error) {
 	sb, ok := b.(*simplego.Backend)
 	if !ok {
-		return false
+		return nil, errors.New("backend: not a SimpleGo backend")
 	}
-	w, _ := reflect.TypeFor[simplego.Backend]().FieldByName("workers")
-	mp, _ := w.Type.FieldByName("maxParallelism")
-	return *(*int)(unsafe.Add(unsafe.Pointer(sb), w.Offset+mp.Offset)) == -1
+	w, ok := reflect.TypeFor[simplego.Backend]().FieldByName("workers")
+	if !ok || w.Type.Kind() != reflect.Struct {
+		return nil, errors.New("backend: simplego.Backend has no workers pool")
+	}
+	mp, ok := w.Type.FieldByName("maxParallelism")
+	if !ok || mp.Type.Kind() != reflect.Int {
+		return nil, errors.New("backend: SimpleGo's workers pool has no `maxParallelism int`")
+	}
+	return (*int)(unsafe.Add(unsafe.Pointer(sb), w.Offset+mp.Offset)), nil
 }
