@@ -118,26 +118,15 @@ func TokenAdvantages(rewards [][]float64, weight float64, g int, scale ScaleRewa
 	default:
 		return nil, nil, fmt.Errorf("grpo: token advantages: unknown ScaleRewards %q", scale)
 	}
-	scored := func(rows [][]float64) []float64 {
-		var xs []float64
-		for _, r := range rows {
-			for _, x := range r {
-				if !math.IsNaN(x) {
-					xs = append(xs, x)
-				}
-			}
-		}
-		return xs
-	}
 	var batchStd float64
 	if scale == ScaleBatch {
-		_, batchStd = meanStdUnbiased(scored(rewards))
+		_, batchStd = meanStdUnbiased(scoredRewards(rewards))
 	}
 	adv = make([][]float64, len(rewards))
 	zeroStd = make([]bool, len(rewards)/g)
 	for k := range zeroStd {
 		group := rewards[k*g : (k+1)*g]
-		xs := scored(group)
+		xs := scoredRewards(group)
 		mean, std := meanStdUnbiased(xs)
 		zeroStd[k] = len(xs) < 2 || isZeroStd(std)
 		div := 1.0
@@ -160,6 +149,19 @@ func TokenAdvantages(rewards [][]float64, weight float64, g int, scale ScaleRewa
 	return adv, zeroStd, nil
 }
 
+// scoredRewards returns the scored (non-NaN) token rewards of rows, in order.
+func scoredRewards(rows [][]float64) []float64 {
+	var xs []float64
+	for _, r := range rows {
+		for _, x := range r {
+			if !math.IsNaN(x) {
+				xs = append(xs, x)
+			}
+		}
+	}
+	return xs
+}
+
 // applyTokenCredit sets the token advantages of rows (in groups of G) and
 // logs the token rewards in m; nothing without token credit.
 func (t *Trainer) applyTokenCredit(rows []*row, m map[string]float64) error {
@@ -178,15 +180,7 @@ func (t *Trainer) applyTokenCredit(rows []*row, m map[string]float64) error {
 	for i, r := range rows {
 		r.TokenAdv = adv[i]
 	}
-	var xs []float64
-	for _, r := range rewards {
-		for _, x := range r {
-			if !math.IsNaN(x) {
-				xs = append(xs, x)
-			}
-		}
-	}
-	mean, std := meanStdUnbiased(xs)
+	mean, std := meanStdUnbiased(scoredRewards(rewards))
 	nz := 0
 	for _, z := range zero {
 		if z {
