@@ -155,26 +155,9 @@ func run(args []string, w io.Writer) error {
 	}
 
 	var ms []grpo.Metrics
-	var prof *os.File
-	startProfile := func(path string) error {
-		if path == "" {
-			return nil
-		}
-		var err error
-		if prof, err = os.Create(path); err != nil {
-			return err
-		}
-		return pprof.StartCPUProfile(prof)
-	}
-	stopProfile := func() {
-		if prof != nil {
-			pprof.StopCPUProfile()
-			prof.Close()
-			prof = nil
-		}
-	}
-	defer stopProfile()
-	if err := startProfile(*firstProfile); err != nil {
+	var prof cpuProfiler
+	defer prof.stop()
+	if err := prof.start(*firstProfile); err != nil {
 		return err
 	}
 	var cpuSeconds []float64  // process CPU time of each step
@@ -194,8 +177,8 @@ func run(args []string, w io.Writer) error {
 			trainWindows = append(trainWindows, window{end.Add(-time.Duration(m["train_time"] * 1e9)), end})
 		}
 		if len(ms) == 1 {
-			stopProfile()
-			profErr = startProfile(*cpuProfile)
+			prof.stop()
+			profErr = prof.start(*cpuProfile)
 			if *opTrace {
 				backend.StartOpTrace()
 			}
@@ -210,7 +193,7 @@ func run(args []string, w io.Writer) error {
 	if err := tr.Train(context.Background(), data); err != nil {
 		return err
 	}
-	stopProfile()
+	prof.stop()
 	if profErr != nil {
 		return profErr
 	}
@@ -367,16 +350,10 @@ func decodeStep(m *model.Model, v variant, profile string) (wall, cpu float64, e
 	if _, _, err := gen(v.newTokens); err != nil { // warm-up
 		return 0, 0, err
 	}
-	if profile != "" {
-		f, err := os.Create(profile)
-		if err != nil {
-			return 0, 0, err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return 0, 0, err
-		}
-		defer pprof.StopCPUProfile()
+	var prof cpuProfiler
+	defer prof.stop()
+	if err := prof.start(profile); err != nil {
+		return 0, 0, err
 	}
 	var walls, cpus []float64
 	for range 3 {
@@ -434,3 +411,27 @@ func errOr(err error, ok string) string {
 }
 
 func dashes(n int) string { return strings.Repeat("-", n) }
+
+// cpuProfiler writes a CPU profile to a file between start and stop.
+type cpuProfiler struct{ f *os.File }
+
+// start starts profiling into path; an empty path profiles nothing.
+func (p *cpuProfiler) start(path string) error {
+	if path == "" {
+		return nil
+	}
+	var err error
+	if p.f, err = os.Create(path); err != nil {
+		return err
+	}
+	return pprof.StartCPUProfile(p.f)
+}
+
+// stop ends the profile started last, if any; it may be called again.
+func (p *cpuProfiler) stop() {
+	if p.f != nil {
+		pprof.StopCPUProfile()
+		p.f.Close()
+		p.f = nil
+	}
+}
