@@ -2,6 +2,7 @@ package wordle
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/grpokit/grpokit/reward"
@@ -51,8 +52,8 @@ func TestLetterCredit(t *testing.T) {
 			t.Errorf("%v against %s, guess %s: credit %v, want %v", tc.earlier, tc.answer, tc.guess, got, tc.want)
 		}
 	}
-	if _, err := LetterCredit(nil, "toolong"); err == nil {
-		t.Error("a seven-letter guess: no error")
+	if _, err := LetterCredit(nil, "toolong"); err == nil || !strings.Contains(err.Error(), `"toolong" is not 5 letters`) {
+		t.Errorf("a seven-letter guess: err = %v", err)
 	}
 }
 
@@ -153,7 +154,7 @@ func TestLetterTokenCredit(t *testing.T) {
 			}
 		}
 	}
-	if _, err := LetterTokenCredit(sample("<guess>crate</guess>"), []string{"<guess>", "cr"}); err == nil {
-		t.Error("pieces that do not join: no error")
+	if _, err := LetterTokenCredit(sample("<guess>crate</guess>"), []string{"<guess>", "cr"}); err == nil || !strings.Contains(err.Error(), "do not join to the completion") {
+		t.Errorf("pieces that do not join: err = %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package backend
 import (
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph builders read like math.
@@ -24,8 +25,8 @@ func TestOpTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := Must("go")
-	if err := EnableOpTrace(); err == nil {
-		t.Error("EnableOpTrace after a go backend was made: no error")
+	if err := EnableOpTrace(); err == nil || !strings.Contains(err.Error(), "before the first go backend") {
+		t.Errorf("EnableOpTrace after a go backend was made: err = %v, want one saying to enable it before the first go backend", err)
 	}
 	exec := MustNewExec(b, func(x *Node) *Node { return Exp(Dot(x, x)) })
 	x := [][]float32{{1, 0}, {0, 1}}
