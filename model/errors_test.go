@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/grpokit/grpokit/internal/backend"
 )
 
 // rawSafetensors builds a file from a literal header and n data bytes.
@@ -302,5 +304,30 @@ func TestNamesRoundTrip(t *testing.T) {
 	}
 	if _, err := NameOf("noslash", "w"); err == nil {
 		t.Error("NameOf accepted a relative scope")
+	}
+}
+
+// TestDefaultBackendBySize: with no backend named, a small model runs its
+// ops side by side and a large one one at a time (backend.ResolveFor).
+func TestDefaultBackendBySize(t *testing.T) {
+	t.Setenv(backend.EnvVar, "")
+	tiny := Config{ModelType: "llama", VocabSize: 40, HiddenSize: 16, IntermediateSize: 24, NumHiddenLayers: 1,
+		NumAttentionHeads: 2, NumKeyValueHeads: 1, MaxPositionEmbeddings: 64, RMSNormEps: 1e-5, RopeTheta: 10000,
+		HiddenAct: "silu"}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"tiny", tiny, backend.DefaultGoSmall},
+		{"SmolLM2-135M", SmolLM2Shaped(), backend.DefaultGo},
+	} {
+		m, err := newEmpty(tc.cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Backend() != backend.Must(tc.want) {
+			t.Errorf("%s (%d parameters): backend is not %q", tc.name, tc.cfg.NumParams(), tc.want)
+		}
 	}
 }

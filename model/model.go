@@ -32,8 +32,10 @@ type Adapter interface {
 
 // Options configure Load and New. A nil *Options means defaults.
 type Options struct {
-	// Backend runs the graphs; nil means backend.New("") (SimpleGo unless
-	// GOMLX_BACKEND says otherwise).
+	// Backend runs the graphs; nil means the backend that
+	// backend.ResolveFor("", params) names (SimpleGo, its ops side by side
+	// for models of at most 50M parameters, unless GOMLX_BACKEND says
+	// otherwise).
 	Backend backends.Backend
 	// WeightsFile is the safetensors file inside the directory to load;
 	// "" means model.safetensors, else model.safetensors.index.json.
@@ -110,7 +112,8 @@ func newEmpty(cfg Config, opts *Options) (*Model, error) {
 		b = opts.Backend
 	} else {
 		var err error
-		if b, err = backend.New(""); err != nil {
+		// Small models run their ops side by side (backend.ResolveFor).
+		if b, err = backend.New(backend.ResolveFor("", cfg.NumParams())); err != nil {
 			return nil, fmt.Errorf("model: %w", err)
 		}
 	}

@@ -148,7 +148,7 @@ func run(args []string, w io.Writer) error {
 	fmt.Fprintf(w, "grpokit grpostep %q: %s (%d params, f32), %d prompts × G=%d, %d prompt tokens, %d sampled tokens (forced), micro-batches %d×%d, %s\n",
 		*name, shapeName, m.NumParams(), v.prompts, v.g, v.promptLen, v.newTokens, v.accum, v.batchSize, map[bool]string{true: "LoRA r=16 on all linear layers", false: "full fine-tuning"}[v.lora])
 	fmt.Fprintf(w, "grpokit: backend %q, gemm kernels %v (GRPOKIT_GEMM=%q), element-wise %v, DotGeneral hook: %v, fast ops: %v, huge pages (GRPOKIT_HUGEPAGES=0 turns off): %v, GOMAXPROCS=%d, %s\n",
-		backend.Resolve(""), gemm.Active(), os.Getenv("GRPOKIT_GEMM"), vec32.Active(), errOr(backend.FastDotGeneral(), "on"),
+		backend.ResolveFor("", int64(m.NumParams())), gemm.Active(), os.Getenv("GRPOKIT_GEMM"), vec32.Active(), errOr(backend.FastDotGeneral(), "on"),
 		errOr(backend.FastElementwise(), "on"), backend.HugePages(), runtime.GOMAXPROCS(0), cpuModel())
 	if torchInfo != "" {
 		fmt.Fprintf(w, "PyTorch: %s\n", torchInfo)

@@ -66,7 +66,7 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("grpokit model benchmark: SmolLM2-135M-shaped (%d params, f32), backend %q, gemm %v (hook: %v), GOMAXPROCS=%d\n",
-		m.NumParams(), backend.Resolve(""), gemm.Active(), errOr(backend.FastDotGeneral(), "on"), runtime.GOMAXPROCS(0))
+		m.NumParams(), backend.ResolveFor("", int64(m.NumParams())), gemm.Active(), errOr(backend.FastDotGeneral(), "on"), runtime.GOMAXPROCS(0))
 	if torchInfo != "" {
 		fmt.Printf("PyTorch: %s\n", torchInfo)
 	}

@@ -25,6 +25,31 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+func TestResolveFor(t *testing.T) {
+	for _, tc := range []struct {
+		env, in string
+		params  int64
+		want    string
+	}{
+		{"", "", 222_080, DefaultGoSmall}, // the Wordle example's tiny model
+		{"", "", SmallModelParams, DefaultGoSmall},
+		{"", "", SmallModelParams + 1, DefaultGo},
+		{"", "", 1_235_814_400, DefaultGo}, // Llama-3.2-1B
+		{"", "go", 1000, DefaultGoSmall},
+		{"go", "", 1000, DefaultGoSmall},
+		{"", "go:ops_sequential", 1000, "go:ops_sequential"},
+		{"go:ops_sequential", "", 1000, "go:ops_sequential"},
+		{"xla:cpu", "", 1000, "xla:cpu"},
+		{"", "xla:cuda", 1000, "xla:cuda"},
+		{"xla:cpu", "go", 1000, DefaultGoSmall}, // a name given wins over the environment
+	} {
+		t.Setenv(EnvVar, tc.env)
+		if got := ResolveFor(tc.in, tc.params); got != tc.want {
+			t.Errorf("GOMLX_BACKEND=%q ResolveFor(%q, %d) = %q, want %q", tc.env, tc.in, tc.params, got, tc.want)
+		}
+	}
+}
+
 func TestNewDefaultComputes(t *testing.T) {
 	t.Setenv(EnvVar, "")
 	b, err := New("")
