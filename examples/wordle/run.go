@@ -80,9 +80,9 @@ type config struct {
 
 // defaults are the settings of `go run ./examples/wordle`. The budget is
 // counted in steps, not minutes, so that a loaded machine gives the same
-// run, only later: 12,000 warm-start steps and 200 GRPO steps took 25
-// minutes on the 2-core CPU with two runs side by side (15 of them the warm
-// start; see examples/README.md). The warm start's length is what decides
+// run, only later: 12,000 warm-start steps and 200 GRPO steps took 14.7
+// minutes on the idle 2-core CPU (7.8 of them the warm start and first
+// evaluation), 28 with two runs side by side (see examples/README.md). The warm start's length is what decides
 // the win rate (2,000 steps: about 23% of held-out games won; 8,000: 55%;
 // 12,000: 53–59%); GRPO adds 1–2.5 points to it on held-out answers.
 func defaults() config {
