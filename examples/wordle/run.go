@@ -82,9 +82,10 @@ type config struct {
 // counted in steps, not minutes, so that a loaded machine gives the same
 // run, only later: 12,000 warm-start steps and 200 GRPO steps took 14.7
 // minutes on the idle 2-core CPU (7.8 of them the warm start and first
-// evaluation), 28 with two runs side by side (see examples/README.md). The warm start's length is what decides
-// the win rate (2,000 steps: about 23% of held-out games won; 8,000: 55%;
-// 12,000: 53–59%); GRPO adds 1–2.5 points to it on held-out answers.
+// evaluation), 28 with two runs side by side (see examples/README.md).
+// The warm start's length is what decides the win rate (2,000 steps:
+// about 23% of held-out games won; 8,000: 55%; 12,000: 53–59%); GRPO
+// adds 2.5 points to it on held-out answers (both seeds).
 func defaults() config {
 	return config{Config: exkit.Config{
 		Train: "full", LoRARank: 8, Steps: 200, Generations: 8, Prompts: 8,

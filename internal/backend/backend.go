@@ -40,8 +40,9 @@ const DefaultGo = simplego.BackendName + ":ops_sequential"
 // too small for one op to keep both cores busy, and the memory side by
 // side costs (about one float32 copy of the weights at worst, see
 // DefaultGo) is at most a few hundred MB. The examples' tiny Wordle model
-// (222,080 parameters): a supervised step 0.06 → 0.04 s, a GRPO step 2.54
-// → 2.24 s on the 2-core CPU, with the same losses.
+// (222,080 parameters): a supervised step 0.06 → 0.04 s, a GRPO step
+// (medians of two runs) 2.39 / 2.58 → 2.32 / 2.26 s on the 2-core CPU,
+// with the same losses (README.md, Backends).
 const DefaultGoSmall = simplego.BackendName + ":ops_parallel"
 
 // SmallModelParams is the largest model, in parameters, that runs its ops
@@ -57,13 +58,21 @@ var (
 // Resolve returns the configuration string that New would use for name:
 // name itself, else $GOMLX_BACKEND, else DefaultGo.
 func Resolve(name string) string {
-	if name == "" {
-		name = os.Getenv(EnvVar)
-	}
-	if name == "" || name == simplego.BackendName {
+	name, pureGo := named(name)
+	if pureGo {
 		return DefaultGo
 	}
 	return name
+}
+
+// named returns the configuration name asks for (name, else
+// $GOMLX_BACKEND) and whether it leaves the choice to grpokit: empty or
+// plain "go", the pure-Go backend with no options.
+func named(name string) (string, bool) {
+	if name == "" {
+		name = os.Getenv(EnvVar)
+	}
+	return name, name == "" || name == simplego.BackendName
 }
 
 // ResolveFor is Resolve for a model of params parameters: when neither name
@@ -71,10 +80,7 @@ func Resolve(name string) string {
 // model of at most SmallModelParams parameters gets DefaultGoSmall and a
 // larger one DefaultGo.
 func ResolveFor(name string, params int64) string {
-	if name == "" {
-		name = os.Getenv(EnvVar)
-	}
-	if (name == "" || name == simplego.BackendName) && params <= SmallModelParams {
+	if _, pureGo := named(name); pureGo && params <= SmallModelParams {
 		return DefaultGoSmall
 	}
 	return Resolve(name)
