@@ -71,7 +71,8 @@
 // one after a kill at any moment, and Resume verifies every file and
 // changes the Trainer only when all of it reads. A fresh run refuses an
 // OutputDir holding another run (ErrOutputDirInUse) unless
-// Config.OverwriteOutputDir is set.
+// Config.OverwriteOutputDir is set; CheckOutputDir makes that check before
+// a program writes anything of its own there.
 //
 // # Errors and panics
 //

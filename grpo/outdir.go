@@ -88,9 +88,7 @@ func (t *Trainer) prepareOutputDir() error {
 	}
 	if len(found) > 0 {
 		if !t.cfg.OverwriteOutputDir {
-			return fmt.Errorf("grpo: %s holds another run (%s): resume it (LatestCheckpoint, then Trainer.Resume), "+
-				"set Config.OverwriteOutputDir (TRL: overwrite_output_dir) to delete it, or choose another OutputDir: %w",
-				dir, describe(found), ErrOutputDirInUse)
+			return inUse(dir, found)
 		}
 		for _, f := range found {
 			if err := os.RemoveAll(filepath.Join(dir, f.name)); err != nil {
@@ -102,6 +100,34 @@ func (t *Trainer) prepareOutputDir() error {
 	t.rel.resumed = true // from now on the folder holds this run
 	t.rel.lastSave = time.Now()
 	return nil
+}
+
+// CheckOutputDir returns the error a fresh (not resumed) run's Train would
+// return in dir, wrapping ErrOutputDirInUse, when dir holds another run's
+// checkpoints and overwrite (Config.OverwriteOutputDir) is false; nil when
+// such a run may start there. Train makes this check when it starts; a
+// program that writes into OutputDir before that (a tiny model's initial
+// weights, a warm start) calls CheckOutputDir first, so that a refused run
+// has changed nothing. It writes nothing.
+func CheckOutputDir(dir string, overwrite bool) error {
+	if dir == "" || overwrite {
+		return nil
+	}
+	found, err := runFiles(dir)
+	if err != nil {
+		return fmt.Errorf("grpo: output dir: %w", err)
+	}
+	if !hasCheckpoint(found) {
+		return nil // logs alone are kept aside by Train, not in the way
+	}
+	return inUse(dir, found)
+}
+
+// inUse is the error for a fresh run refused by dir's files.
+func inUse(dir string, found []runFile) error {
+	return fmt.Errorf("grpo: %s holds another run (%s): resume it (LatestCheckpoint, then Trainer.Resume), "+
+		"set Config.OverwriteOutputDir (TRL: overwrite_output_dir) to delete it, or choose another OutputDir: %w",
+		dir, describe(found), ErrOutputDirInUse)
 }
 
 // hasCheckpoint reports whether found holds a checkpoint folder.

@@ -146,6 +146,56 @@ func TestOutputDirInUse(t *testing.T) {
 	}
 }
 
+// TestCheckOutputDir: CheckOutputDir refuses exactly the folders a fresh
+// run's Train refuses, and writes nothing.
+func TestCheckOutputDir(t *testing.T) {
+	cfg := smallConfig(t)
+	cfg.MaxSteps, cfg.SaveSteps = 2, 2
+	trainSteps(t, cfg)
+	logsOnly := t.TempDir()
+	if err := os.WriteFile(filepath.Join(logsOnly, grpo.MetricsFile), []byte(`{"step":1}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name      string
+		dir       string
+		overwrite bool
+		inUse     bool
+	}{
+		{"missing folder", filepath.Join(t.TempDir(), "new"), false, false},
+		{"empty folder", t.TempDir(), false, false},
+		{"logs without a checkpoint (Train keeps them aside)", logsOnly, false, false},
+		{"another run's checkpoint", cfg.OutputDir, false, true},
+		{"another run's checkpoint, overwrite", cfg.OutputDir, true, false},
+	}
+	names := func(dir string) []string { // nil for a missing folder
+		if _, err := os.Stat(dir); err != nil {
+			return nil
+		}
+		return dirNames(t, dir)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := names(c.dir)
+			err := grpo.CheckOutputDir(c.dir, c.overwrite)
+			if got := errors.Is(err, grpo.ErrOutputDirInUse); got != c.inUse || (err != nil && !c.inUse) {
+				t.Fatalf("CheckOutputDir = %v, want in use %v", err, c.inUse)
+			}
+			if c.inUse && !strings.Contains(err.Error(), "checkpoint-2") {
+				t.Errorf("error does not name the checkpoint: %v", err)
+			}
+			if after := names(c.dir); !slices.Equal(before, after) {
+				t.Errorf("CheckOutputDir changed the folder: %v → %v", before, after)
+			}
+		})
+	}
+	// Train agrees: a fresh run in the refused folder fails the same way.
+	tr, _ := newTrainer(t, cfg)
+	if err := tr.Train(context.Background(), sayDataset()); !errors.Is(err, grpo.ErrOutputDirInUse) {
+		t.Errorf("Train in the refused folder: err = %v, want ErrOutputDirInUse", err)
+	}
+}
+
 // TestNoCheckpointSentinel: an empty or missing folder gives ErrNoCheckpoint
 // (and fs.ErrNotExist); a folder with only broken checkpoints does not.
 func TestNoCheckpointSentinel(t *testing.T) {

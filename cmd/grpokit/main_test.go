@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -64,6 +65,15 @@ eval:
 	return path
 }
 
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
 // TestTrainGenerateEval trains the toy config for 3 steps and checks the
 // outputs, then runs generate, eval and plot on them.
 func TestTrainGenerateEval(t *testing.T) {
@@ -111,6 +121,28 @@ func TestTrainGenerateEval(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), filepath.Join(dir, "reward.png")) {
 		t.Errorf("plot output:\n%s", out.String())
+	}
+	// A second run into the same folder without -resume is refused before it
+	// writes or evaluates anything.
+	initial := filepath.Join(runDir, "initial-model", "model.safetensors")
+	saved, err := os.ReadFile(initial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.yaml")
+	if err := os.WriteFile(other, []byte(strings.Replace(readFile(t, cfg), "hidden_size: 32", "hidden_size: 16", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	err = run(context.Background(), []string{"train", "-config", other}, &out)
+	if !errors.Is(err, grpo.ErrOutputDirInUse) || !strings.Contains(err.Error(), "-resume") || !strings.Contains(err.Error(), "checkpoint-3") {
+		t.Errorf("second run into %s: err = %v, want ErrOutputDirInUse naming checkpoint-3 and -resume", runDir, err)
+	}
+	if strings.Contains(out.String(), "before (greedy") {
+		t.Errorf("the refused run evaluated first:\n%s", out.String())
+	}
+	if now, err := os.ReadFile(initial); err != nil || !bytes.Equal(now, saved) {
+		t.Errorf("the refused run rewrote initial-model (err %v)", err)
 	}
 	// -resume continues from checkpoint-3.
 	out.Reset()

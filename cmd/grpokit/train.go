@@ -157,6 +157,13 @@ func (s *setup) evaluate(ctx context.Context, c *runConfig, label string, out io
 // train runs c: optional warm start, GRPO, final save, plots, evaluation.
 func train(ctx context.Context, c runConfig, out io.Writer) error {
 	start := time.Now()
+	if !c.Resume {
+		// Before prepare writes initial-model and the model is evaluated:
+		// a refused run changes nothing and costs nothing.
+		if err := grpo.CheckOutputDir(c.OutputDir, c.OverwriteOutputDir); err != nil {
+			return outputDirInUse(err)
+		}
+	}
 	s, err := prepare(&c, out)
 	if err != nil {
 		return err
@@ -198,6 +205,9 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	}
 	err = tr.Train(trainCtx, s.train)
 	cancel()
+	if errors.Is(err, grpo.ErrOutputDirInUse) {
+		return outputDirInUse(err)
+	}
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 		fmt.Fprintf(out, "time limit %s reached after %d steps; checkpoint saved\n", time.Duration(c.TimeLimit), tr.Step())
 		err = nil
@@ -222,6 +232,11 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	fmt.Fprintf(out, "trained %d steps in %s; final weights with tokenizer and generation config in %s\n",
 		tr.Step(), time.Since(start).Round(time.Second), final)
 	return nil
+}
+
+// outputDirInUse adds the command's ways out to grpo's ErrOutputDirInUse.
+func outputDirInUse(err error) error {
+	return fmt.Errorf("%w\n(run again with -resume to continue that run, set overwrite_output_dir: true in the config to replace it, or choose another output_dir with -out)", err)
 }
 
 // warmStart runs the sft section: supervised steps on the answers.

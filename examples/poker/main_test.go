@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -38,6 +39,23 @@ func TestRunSmoke(t *testing.T) {
 	// Before, at step 1 (-eval-every 1), after.
 	if data, err := os.ReadFile(filepath.Join(cfg.Out, "eval.jsonl")); err != nil || strings.Count(string(data), "\n") != 3 {
 		t.Errorf("eval.jsonl: %v, %d lines, want 3", err, strings.Count(string(data), "\n"))
+	}
+
+	// A fresh run into the same folder (another seed, no -resume) is refused
+	// before it writes anything: the first run's initial-model stays.
+	initial := filepath.Join(cfg.Out, "initial-model", "model.safetensors")
+	saved, err := os.ReadFile(initial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := cfg
+	other.Seed = 2
+	out.Reset()
+	if err := run(context.Background(), other); !errors.Is(err, grpo.ErrOutputDirInUse) || !strings.Contains(err.Error(), "-overwrite") {
+		t.Errorf("fresh run into a used folder: err = %v, want ErrOutputDirInUse with the flags to use", err)
+	}
+	if now, err := os.ReadFile(initial); err != nil || !bytes.Equal(now, saved) || strings.Contains(out.String(), "before training") {
+		t.Errorf("the refused run rewrote initial-model or evaluated (err %v):\n%s", err, out.String())
 	}
 
 	// -resume continues from checkpoint-2 and trains one more step.

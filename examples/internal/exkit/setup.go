@@ -42,8 +42,17 @@ const InitialModelDir = "initial-model"
 
 // Load prepares the model of c: the folder c.Model, or the tiny model
 // described by tiny (model.NewTiny), written to c.Out/initial-model. With
-// c.Train "lora" it attaches a LoRA adapter. name prefixes errors.
+// c.Train "lora" it attaches a LoRA adapter. name prefixes errors. A run
+// that is not resumed is refused here, before anything is written, when
+// c.Out holds another run (grpo.CheckOutputDir): otherwise its
+// initial-model and warm start would be replaced before the trainer
+// refused it.
 func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
+	if !c.Resume {
+		if err := grpo.CheckOutputDir(c.Out, c.Overwrite); err != nil {
+			return nil, inUse(name, err)
+		}
+	}
 	if c.Backend != "" {
 		// The backend is chosen by GOMLX_BACKEND inside grpokit.
 		if err := os.Setenv("GOMLX_BACKEND", c.Backend); err != nil {

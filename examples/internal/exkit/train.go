@@ -31,7 +31,7 @@ func Train(ctx context.Context, name string, c *Config, out io.Writer, step func
 	err = train(trainCtx)
 	cancel()
 	if errors.Is(err, grpo.ErrOutputDirInUse) {
-		return 0, false, fmt.Errorf("%s: %w\n(run with -resume to continue that run, or -overwrite to replace it)", name, err)
+		return 0, false, inUse(name, err)
 	}
 	took = time.Since(start)
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
@@ -47,6 +47,11 @@ func Train(ctx context.Context, name string, c *Config, out io.Writer, step func
 		return took, true, nil
 	}
 	return took, false, err
+}
+
+// inUse adds the example's flags to grpo's ErrOutputDirInUse error.
+func inUse(name string, err error) error {
+	return fmt.Errorf("%s: %w\n(run with -resume to continue that run, or -overwrite to replace it)", name, err)
 }
 
 // Duration is a time.Duration that reads and writes Go duration strings
