@@ -16,6 +16,10 @@
 // constraint, sft and eval (see examples/configs/). An unknown key is an
 // error naming the nearest known one. Ctrl-C stops training after saving
 // a checkpoint; "resume: true" (or -resume) continues from the newest one.
+// Nothing a command finds in place is overwritten without being asked:
+// train refuses an output_dir holding another run (-resume, or
+// overwrite_output_dir: true), merge an -out holding files (-overwrite),
+// and merge never writes into its inputs' folders.
 package main
 
 import (
@@ -45,7 +49,7 @@ usage:
   grpokit generate -model DIR [-adapter DIR] -prompt TEXT [sampling flags]
   grpokit chat -model DIR [-adapter DIR] [sampling flags]
   grpokit eval -config run.yaml [-model DIR] [-adapter DIR] [-n N]
-  grpokit merge -model BASE -adapter DIR -out DIR
+  grpokit merge -model BASE -adapter DIR -out DIR [-overwrite]
   grpokit plot [-window N] [-out DIR] metrics.jsonl
 
 Run "grpokit COMMAND -h" for a command's flags.

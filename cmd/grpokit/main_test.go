@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -151,6 +152,69 @@ func TestTrainGenerateEval(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "resumed from "+filepath.Join(runDir, "checkpoint-3")) || !strings.Contains(out.String(), "trained 4 steps") {
 		t.Errorf("resumed run:\n%s", out.String())
+	}
+}
+
+// TestMergeKeepsFiles: merge never writes into the base's or the adapter's
+// folder, refuses a folder holding files unless -overwrite, and leaves no
+// temporary folder behind.
+func TestMergeKeepsFiles(t *testing.T) {
+	dir := t.TempDir()
+	cfg := toyRun(t, dir, true, 1)
+	if err := run(context.Background(), []string{"train", "-quiet", "-config", cfg}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	base, adapter := filepath.Join(dir, "run", "initial-model"), filepath.Join(dir, "run", "final")
+	baseWeights := readFile(t, filepath.Join(base, "model.safetensors"))
+	used := filepath.Join(dir, "used")
+	if err := os.MkdirAll(used, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(used, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		out     string
+		extra   []string
+		wantErr string
+	}{
+		{"into the base's folder", base, nil, "is the folder of"},
+		{"into the base's folder, -overwrite", base, []string{"-overwrite"}, "is the folder of"},
+		{"into the adapter's folder", adapter, []string{"-overwrite"}, "is the folder of"},
+		{"into a folder with files", used, nil, "-overwrite"},
+		{"into a new folder", filepath.Join(dir, "new", "merged"), nil, ""},
+		{"into a folder with files, -overwrite", used, []string{"-overwrite"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"merge", "-model", base, "-adapter", adapter, "-out", c.out}, c.extra...)
+			err := run(context.Background(), args, io.Discard)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want one mentioning %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := model.Load(c.out, nil); err != nil {
+				t.Errorf("merged folder does not load: %v", err)
+			}
+		})
+	}
+	if readFile(t, filepath.Join(base, "model.safetensors")) != baseWeights {
+		t.Error("the base's weights changed")
+	}
+	if _, err := os.Stat(filepath.Join(used, "notes.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("-overwrite kept the old files (notes.txt: %v)", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temporary folder %s left behind", e.Name())
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,60 +22,141 @@ func mergeCmd(_ context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	base := fs.String("model", "", "base model folder")
 	adapter := fs.String("adapter", "", "LoRA adapter folder (PEFT layout, final/ or checkpoint-N)")
-	dst := fs.String("out", "", "output folder (created)")
+	dst := fs.String("out", "", "output folder (created; must not hold files unless -overwrite)")
 	dtype := fs.String("dtype", "", "weights dtype: F32, BF16 or F16 (default: the base's)")
+	overwrite := fs.Bool("overwrite", false, "replace an -out folder that already holds files")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *base == "" || *adapter == "" || *dst == "" {
 		return usageError{errors.New("grpokit merge: -model, -adapter and -out are required")}
 	}
+	if err := checkMergeOut(*dst, *overwrite, *base, *adapter); err != nil {
+		return err
+	}
 	return merge(*base, *adapter, *dst, *dtype, out)
 }
 
+// checkMergeOut refuses an output folder that would lose files: the base's
+// or the adapter's own folder (always), or any folder that holds files
+// unless overwrite.
+func checkMergeOut(dst string, overwrite bool, inputs ...string) error {
+	for _, in := range inputs {
+		if sameDir(dst, in) || sameDir(dst, folder(in)) {
+			return fmt.Errorf("grpokit merge: -out %s is the folder of %s: merging there would replace its files; choose another -out", dst, in)
+		}
+	}
+	entries, err := os.ReadDir(dst)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("grpokit merge: -out: %w", err)
+	}
+	if len(entries) > 0 && !overwrite {
+		return fmt.Errorf("grpokit merge: -out %s already holds %d files or folders (e.g. %s); choose another folder, or -overwrite to replace them",
+			dst, len(entries), entries[0].Name())
+	}
+	return nil
+}
+
+// sameDir reports whether a and b name the same existing folder.
+func sameDir(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// merge writes the merged model into a temporary folder beside dst and
+// renames it into place, so that dst is either what it was or the whole
+// merged model, never half of it.
 func merge(base, adapterDir, dst, dtype string, out io.Writer) error {
-	l, err := loadModel(base, adapterDir, os.Stderr)
+	parent := filepath.Dir(filepath.Clean(dst))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dst)+".tmp-")
 	if err != nil {
 		return err
 	}
+	// Gone after the rename; left only by an error.
+	defer os.RemoveAll(tmp)
+	// MkdirTemp makes it 0700; a model folder is readable like any other.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	dtype, params, err := writeMerged(base, adapterDir, tmp, dtype)
+	if err != nil {
+		return err
+	}
+	if err := replaceDir(tmp, dst); err != nil {
+		return fmt.Errorf("grpokit merge: %w", err)
+	}
+	fmt.Fprintf(out, "merged %s + %s → %s (%s, %d parameters)\n", base, adapterDir, dst, dtype, params)
+	return nil
+}
+
+// replaceDir puts folder src at dst, moving an existing dst aside first and
+// deleting it only once src is in place.
+func replaceDir(src, dst string) error {
+	if _, err := os.Stat(dst); errors.Is(err, fs.ErrNotExist) {
+		return os.Rename(src, dst)
+	}
+	old := src + ".old"
+	if err := os.Rename(dst, old); err != nil {
+		return err
+	}
+	if err := os.Rename(src, dst); err != nil {
+		_ = os.Rename(old, dst) // put it back
+		return err
+	}
+	return os.RemoveAll(old)
+}
+
+// writeMerged writes base + adapter, merged, as a Hugging Face folder in
+// dst, and returns the weights' dtype and the number of parameters.
+func writeMerged(base, adapterDir, dst, dtype string) (string, int, error) {
+	l, err := loadModel(base, adapterDir, os.Stderr)
+	if err != nil {
+		return "", 0, err
+	}
 	if l.adapter == nil {
-		return errors.New("grpokit merge: no adapter loaded")
+		return "", 0, errors.New("grpokit merge: no adapter loaded")
 	}
 	if dtype == "" {
 		if dtype, err = model.WeightsDType(folder(base)); err != nil {
-			return err
+			return "", 0, err
 		}
 	}
 	dtype = strings.ToUpper(dtype)
 	if err := l.adapter.Merge(); err != nil {
-		return err
+		return "", 0, err
 	}
 	cfg := l.model.Config()
 	var ts []model.NamedTensor
 	for _, w := range cfg.Weights() {
 		data, shape, err := l.model.Weight(w.Name)
 		if err != nil {
-			return err
+			return "", 0, err
 		}
 		ts = append(ts, model.NamedTensor{Name: w.Name, Shape: shape, Data: data})
 	}
 	if err := model.SaveHF(dst, cfg, nil); err != nil {
-		return err
+		return "", 0, err
 	}
 	if err := model.WriteSafetensorsAs(filepath.Join(dst, "model.safetensors"), ts, dtype); err != nil {
-		return err
+		return "", 0, err
 	}
 	if err := setTorchDType(filepath.Join(dst, "config.json"), dtype); err != nil {
-		return err
+		return "", 0, err
 	}
 	if err := l.tok.WriteFiles(dst); err != nil {
-		return err
+		return "", 0, err
 	}
 	if err := model.SaveConstraint(dst, l.constraint); err != nil {
-		return err
+		return "", 0, err
 	}
-	fmt.Fprintf(out, "merged %s + %s → %s (%s, %d parameters)\n", base, adapterDir, dst, dtype, l.model.NumParams())
-	return nil
+	return dtype, l.model.NumParams(), nil
 }
 
 // setTorchDType records the weights' dtype in config.json's torch_dtype.
