@@ -167,9 +167,10 @@ func TestCheckOutputDir(t *testing.T) {
 		{"logs without a checkpoint (Train keeps them aside)", logsOnly, false, false},
 		{"another run's checkpoint", cfg.OutputDir, false, true},
 		{"another run's checkpoint, overwrite", cfg.OutputDir, true, false},
+		{"a file, not a folder", filepath.Join(logsOnly, grpo.MetricsFile), false, false},
 	}
-	names := func(dir string) []string { // nil for a missing folder
-		if _, err := os.Stat(dir); err != nil {
+	names := func(dir string) []string { // nil for a missing folder or a file
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			return nil
 		}
 		return dirNames(t, dir)
@@ -178,8 +179,12 @@ func TestCheckOutputDir(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			before := names(c.dir)
 			err := grpo.CheckOutputDir(c.dir, c.overwrite)
-			if got := errors.Is(err, grpo.ErrOutputDirInUse); got != c.inUse || (err != nil && !c.inUse) {
-				t.Fatalf("CheckOutputDir = %v, want in use %v", err, c.inUse)
+			isFile := strings.HasSuffix(c.dir, grpo.MetricsFile)
+			if got := errors.Is(err, grpo.ErrOutputDirInUse); got != c.inUse || (err != nil) != (c.inUse || isFile) {
+				t.Fatalf("CheckOutputDir = %v, want in use %v (an error: %v)", err, c.inUse, c.inUse || isFile)
+			}
+			if isFile {
+				return
 			}
 			if c.inUse && !strings.Contains(err.Error(), "checkpoint-2") {
 				t.Errorf("error does not name the checkpoint: %v", err)

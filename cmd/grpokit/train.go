@@ -205,7 +205,7 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	}
 	err = tr.Train(trainCtx, s.train)
 	cancel()
-	if errors.Is(err, grpo.ErrOutputDirInUse) {
+	if errors.Is(err, grpo.ErrOutputDirInUse) { // refused by Train itself
 		return outputDirInUse(err)
 	}
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
@@ -234,8 +234,12 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	return nil
 }
 
-// outputDirInUse adds the command's ways out to grpo's ErrOutputDirInUse.
+// outputDirInUse adds the command's ways out to grpo's ErrOutputDirInUse;
+// other errors come back as they are.
 func outputDirInUse(err error) error {
+	if !errors.Is(err, grpo.ErrOutputDirInUse) {
+		return err
+	}
 	return fmt.Errorf("%w\n(run again with -resume to continue that run, set overwrite_output_dir: true in the config to replace it, or choose another output_dir with -out)", err)
 }
 

@@ -49,8 +49,12 @@ func Train(ctx context.Context, name string, c *Config, out io.Writer, step func
 	return took, false, err
 }
 
-// inUse adds the example's flags to grpo's ErrOutputDirInUse error.
+// inUse adds the example's flags to grpo's ErrOutputDirInUse error, and
+// its name to any other.
 func inUse(name string, err error) error {
+	if !errors.Is(err, grpo.ErrOutputDirInUse) {
+		return fmt.Errorf("%s: %w", name, err)
+	}
 	return fmt.Errorf("%s: %w\n(run with -resume to continue that run, or -overwrite to replace it)", name, err)
 }
 
