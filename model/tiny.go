@@ -1,9 +1,13 @@
 package model
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/grpokit/grpokit/tokenizer"
 )
@@ -65,6 +69,47 @@ func NewTiny(dir string, words []string, t TinyConfig, seed uint64, opts *Option
 	}
 	if err := m.Save(dir); err != nil {
 		return nil, nil, fmt.Errorf("model: NewTiny: %w", err)
+	}
+	return m, tok, nil
+}
+
+// tinyFiles are the files NewTiny writes, compared by ResumeTiny.
+var tinyFiles = []string{"config.json", "tokenizer.json", "tokenizer_config.json", "model.safetensors"}
+
+// ResumeTiny is NewTiny for a run being resumed: when dir already holds a
+// tiny model (the run's untrained model), it builds the model aside and
+// checks that it is the same one — config, tokenizer and initial weights —
+// and leaves dir as it was. A difference is an error naming the file that
+// differs: the run's checkpoints were trained with dir's tokenizer, and a
+// model built from changed settings (another dataset's words, another
+// width) would read them with another one, or rewrite dir. A dir without a
+// model gets one, as from NewTiny.
+func ResumeTiny(dir string, words []string, t TinyConfig, seed uint64, opts *Options) (*Model, *tokenizer.Pretrained, error) {
+	if _, err := os.Stat(filepath.Join(dir, "config.json")); errors.Is(err, fs.ErrNotExist) {
+		return NewTiny(dir, words, t, seed, opts)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), "."+filepath.Base(dir)+".check-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("model: ResumeTiny: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	m, tok, err := NewTiny(tmp, words, t, seed, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, f := range tinyFiles {
+		want, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			return nil, nil, fmt.Errorf("model: ResumeTiny: the run's tiny model: %w", err)
+		}
+		got, err := os.ReadFile(filepath.Join(tmp, f))
+		if err != nil {
+			return nil, nil, fmt.Errorf("model: ResumeTiny: %w", err)
+		}
+		if !bytes.Equal(got, want) {
+			return nil, nil, fmt.Errorf("model: the settings build another tiny model than the run's in %s (%s differs: "+
+				"another vocabulary, shape or seed); resume with the run's settings, or start a new run elsewhere", dir, f)
+		}
 	}
 	return m, tok, nil
 }

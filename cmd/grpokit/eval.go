@@ -50,9 +50,16 @@ func evalCmd(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 	} else {
-		// The config's own model, untrained (a tiny one is built afresh).
-		c.OutputDir = os.TempDir()
-		if s, err = prepare(&c, out); err != nil {
+		// The config's own model, untrained (a tiny one is built afresh, in
+		// a folder of its own: not the run's output_dir, nor one shared
+		// with another eval).
+		tmp, err := os.MkdirTemp("", "grpokit-eval-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		c.OutputDir = tmp
+		if s, err = prepare(&c, false, out); err != nil {
 			return err
 		}
 	}

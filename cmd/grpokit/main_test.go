@@ -145,6 +145,15 @@ func TestTrainGenerateEval(t *testing.T) {
 	if now, err := os.ReadFile(initial); err != nil || !bytes.Equal(now, saved) {
 		t.Errorf("the refused run rewrote initial-model (err %v)", err)
 	}
+	// -resume with settings that build another tiny model is refused too,
+	// before the run's initial-model is touched.
+	err = run(context.Background(), []string{"train", "-config", other, "-resume", "-max-steps", "4"}, &out)
+	if err == nil || !strings.Contains(err.Error(), "config.json differs") {
+		t.Errorf("resume with another width: err = %v, want one naming config.json", err)
+	}
+	if now, err := os.ReadFile(initial); err != nil || !bytes.Equal(now, saved) {
+		t.Errorf("the refused resume rewrote initial-model (err %v)", err)
+	}
 	// -resume continues from checkpoint-3.
 	out.Reset()
 	if err := run(context.Background(), []string{"train", "-config", cfg, "-resume", "-max-steps", "4"}, &out); err != nil {
@@ -152,6 +161,26 @@ func TestTrainGenerateEval(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "resumed from "+filepath.Join(runDir, "checkpoint-3")) || !strings.Contains(out.String(), "trained 4 steps") {
 		t.Errorf("resumed run:\n%s", out.String())
+	}
+}
+
+// TestEvalUntrained: eval without -model builds the config's untrained
+// tiny model in a folder of its own, removed afterwards (it used the
+// system's temporary folder itself: TMPDIR/initial-model, shared by every
+// such eval and left behind).
+func TestEvalUntrained(t *testing.T) {
+	dir, tmp := t.TempDir(), t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	cfg := toyRun(t, dir, false, 1)
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"eval", "-config", cfg}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "eval (greedy, 4 examples)") {
+		t.Errorf("eval output:\n%s", out.String())
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Errorf("eval left %v in TMPDIR", entries)
 	}
 }
 

@@ -59,8 +59,10 @@ type setup struct {
 	tiny        bool
 }
 
-// prepare loads the data and the model of c and builds the policy.
-func prepare(c *runConfig, out io.Writer) (*setup, error) {
+// prepare loads the data and the model of c and builds the policy. When
+// resuming, a tiny model must be the one the run built (model.ResumeTiny),
+// and its initial-model folder stays as it is.
+func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
@@ -87,7 +89,11 @@ func prepare(c *runConfig, out io.Writer) (*setup, error) {
 		}
 		slices.Sort(words)
 		dir := filepath.Join(c.OutputDir, "initial-model")
-		m, tok, err := model.NewTiny(dir, slices.Compact(words), model.TinyConfig{
+		build := model.NewTiny
+		if resuming {
+			build = model.ResumeTiny
+		}
+		m, tok, err := build(dir, slices.Compact(words), model.TinyConfig{
 			Hidden: t.Hidden, Layers: t.Layers, Heads: t.Heads, Intermediate: t.Intermediate, MaxPositions: t.MaxPositions,
 		}, uint64(c.Seed), nil)
 		if err != nil {
@@ -164,12 +170,9 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 			return outputDirInUse(err)
 		}
 	}
-	s, err := prepare(&c, out)
-	if err != nil {
-		return err
-	}
 	from := ""
 	if c.Resume {
+		var err error
 		from, err = grpo.LatestCheckpoint(c.OutputDir)
 		if errors.Is(err, fs.ErrNotExist) {
 			from, err = "", nil
@@ -177,6 +180,10 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+	}
+	s, err := prepare(&c, from != "", out)
+	if err != nil {
+		return err
 	}
 	if c.SFT != nil && c.SFT.Steps > 0 && from == "" {
 		if err := warmStart(ctx, &c, s, out); err != nil {

@@ -58,6 +58,15 @@ func TestRunSmoke(t *testing.T) {
 		t.Errorf("the refused run rewrote initial-model or evaluated (err %v):\n%s", err, out.String())
 	}
 
+	// So is a -resume whose settings build another tiny model.
+	other.Resume = true
+	if err := run(context.Background(), other); err == nil || !strings.Contains(err.Error(), "model.safetensors differs") {
+		t.Errorf("resume with another seed: err = %v, want one naming model.safetensors", err)
+	}
+	if now, err := os.ReadFile(initial); err != nil || !bytes.Equal(now, saved) {
+		t.Errorf("the refused resume rewrote initial-model (err %v)", err)
+	}
+
 	// -resume continues from checkpoint-2 and trains one more step.
 	out.Reset()
 	cfg.Resume, cfg.Steps = true, 3

@@ -46,8 +46,13 @@ const InitialModelDir = "initial-model"
 // that is not resumed is refused here, before anything is written, when
 // c.Out holds another run (grpo.CheckOutputDir): otherwise its
 // initial-model and warm start would be replaced before the trainer
-// refused it.
+// refused it. A run resumed from a checkpoint keeps its initial-model
+// (model.ResumeTiny): settings that build another tiny model are an error.
 func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
+	from, err := c.Checkpoint()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	if !c.Resume {
 		if err := grpo.CheckOutputDir(c.Out, c.Overwrite); err != nil {
 			return nil, inUse(name, err)
@@ -85,7 +90,13 @@ func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
 	s := &Setup{Dir: c.Model}
 	if c.Model == "" {
 		s.Dir, s.Tiny = filepath.Join(c.Out, InitialModelDir), true
-		m, tok, err := model.NewTiny(s.Dir, tiny.Words, model.TinyConfig{
+		build := model.NewTiny
+		if from != "" {
+			// The run's own untrained model stays: the settings must build
+			// the same one (tokenizer, shape, seed).
+			build = model.ResumeTiny
+		}
+		m, tok, err := build(s.Dir, tiny.Words, model.TinyConfig{
 			Hidden: tiny.Hidden, Layers: tiny.Layers, Heads: tiny.Heads,
 			Intermediate: tiny.Intermediate, MaxPositions: tiny.MaxPositions,
 		}, uint64(c.Seed), opts)
