@@ -393,6 +393,33 @@ func TestConfigs(t *testing.T) {
 // TestConfigSavesPeriodically checks that a run of the command checkpoints
 // every grpo.DefaultSaveMinutes unless its file says otherwise, so a killed
 // run loses minutes, not the run.
+// TestConfigHomePaths: a config's paths may start with ~ (the README's
+// example config does), as in a shell; other paths stay as written.
+func TestConfigHomePaths(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "c.yaml")
+	body := "output_dir: ~/runs/x\nmodel: {model_name_or_path: ~/models/qwen}\ndataset: {path: \"~\", eval_path: data/~eval.jsonl}\n"
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadRunConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ got, want string }{
+		{c.OutputDir, filepath.Join(home, "runs", "x")},
+		{c.Model.Path, filepath.Join(home, "models", "qwen")},
+		{c.Dataset.Path, home},
+		{c.Dataset.EvalPath, "data/~eval.jsonl"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("path %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
 func TestConfigSavesPeriodically(t *testing.T) {
 	dir := t.TempDir()
 	for body, want := range map[string]float64{

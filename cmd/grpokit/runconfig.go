@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/grpokit/grpokit/grpo"
@@ -144,7 +147,24 @@ func loadRunConfig(path string) (runConfig, error) {
 	if err := strictcfg.DecodeFile(path, &c); err != nil {
 		return c, fmt.Errorf("grpokit: config %w", err)
 	}
+	// A shell expands ~ in flags, not in a config file's values.
+	for _, p := range []*string{&c.Model.Path, &c.Dataset.Path, &c.Dataset.EvalPath, &c.OutputDir} {
+		*p = expandHome(*p)
+	}
 	return c, nil
+}
+
+// expandHome replaces a leading "~" (alone or before a slash) with the
+// user's home folder, as a shell would; other paths come back as they are.
+func expandHome(p string) string {
+	if p != "~" && !strings.HasPrefix(p, "~/") && !strings.HasPrefix(p, "~"+string(filepath.Separator)) {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return p // the error on opening the path names it as given
+	}
+	return filepath.Join(home, p[1:])
 }
 
 // validate checks the sections (grpo.Config is checked by the trainer).
