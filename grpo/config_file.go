@@ -20,11 +20,13 @@ func DecodeConfig(data []byte) (Config, error) {
 }
 
 // LoadConfig reads a config file as DecodeConfig does: JSON, or YAML when
-// the name ends in .yaml or .yml.
+// the name ends in .yaml or .yml. A leading ~ in output_dir is the home
+// folder, as in a shell.
 func LoadConfig(path string) (Config, error) {
 	c := DefaultConfig()
 	if err := strictcfg.DecodeFile(path, &c); err != nil {
 		return c, fmt.Errorf("grpo: config %w", err)
 	}
+	c.OutputDir = strictcfg.ExpandHome(c.OutputDir) // ~ as in a shell
 	return c, c.Validate()
 }

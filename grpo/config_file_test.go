@@ -35,4 +35,12 @@ func TestDecodeConfig(t *testing.T) {
 	if c, err := grpo.LoadConfig(path); err != nil || c.Beta != 0.04 || c.NumGenerations != 2 {
 		t.Errorf("LoadConfig YAML: %+v, %v", c, err)
 	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if err := os.WriteFile(path, []byte("output_dir: ~/runs/a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := grpo.LoadConfig(path); err != nil || c.OutputDir != filepath.Join(home, "runs", "a") {
+		t.Errorf("LoadConfig output_dir: %q, %v; want ~ expanded", c.OutputDir, err)
+	}
 }

@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/grpokit/grpokit/grpo"
@@ -149,22 +146,9 @@ func loadRunConfig(path string) (runConfig, error) {
 	}
 	// A shell expands ~ in flags, not in a config file's values.
 	for _, p := range []*string{&c.Model.Path, &c.Dataset.Path, &c.Dataset.EvalPath, &c.OutputDir} {
-		*p = expandHome(*p)
+		*p = strictcfg.ExpandHome(*p)
 	}
 	return c, nil
-}
-
-// expandHome replaces a leading "~" (alone or before a slash) with the
-// user's home folder, as a shell would; other paths come back as they are.
-func expandHome(p string) string {
-	if p != "~" && !strings.HasPrefix(p, "~/") && !strings.HasPrefix(p, "~"+string(filepath.Separator)) {
-		return p
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return p // the error on opening the path names it as given
-	}
-	return filepath.Join(home, p[1:])
 }
 
 // validate checks the sections (grpo.Config is checked by the trainer).

@@ -22,6 +22,21 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// ExpandHome replaces a leading "~" (alone or before a slash) of a path
+// read from a config file with the user's home folder, as a shell does for
+// flags; other paths come back as they are, and so does the path when the
+// home folder is unknown (opening it then names it as written).
+func ExpandHome(p string) string {
+	if p != "~" && !strings.HasPrefix(p, "~/") && !strings.HasPrefix(p, "~"+string(filepath.Separator)) {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return p
+	}
+	return filepath.Join(home, p[1:])
+}
+
 // DecodeFile reads path and decodes it into v (see Decode); a file named
 // *.yaml or *.yml is read as YAML, anything else as JSON.
 func DecodeFile(path string, v any) error {

@@ -108,3 +108,20 @@ func TestSuggest(t *testing.T) {
 		}
 	}
 }
+
+func TestExpandHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, c := range []struct{ in, want string }{
+		{"~", home},
+		{"~/models/qwen", filepath.Join(home, "models", "qwen")},
+		{"~user/x", "~user/x"}, // another user's home: left to the OS
+		{"runs/~x", "runs/~x"},
+		{"/abs/path", "/abs/path"},
+		{"", ""},
+	} {
+		if got := ExpandHome(c.in); got != c.want {
+			t.Errorf("ExpandHome(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -211,6 +211,7 @@ func Parse(name string, cfg any, common *Config, extra func(fs *flag.FlagSet), a
 	if err := strictcfg.DecodeFile(*configFile, cfg); err != nil {
 		return fmt.Errorf("%s: config %w", name, err)
 	}
+	common.Model, common.Out = strictcfg.ExpandHome(common.Model), strictcfg.ExpandHome(common.Out)
 	// Parsing args again re-applies the flags given on the command line,
 	// so that they win over the file.
 	return fs.Parse(args)

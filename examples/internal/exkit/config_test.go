@@ -79,6 +79,19 @@ func TestConfigFileTRLNames(t *testing.T) {
 	if err := gc.Validate(); err != nil {
 		t.Error(err)
 	}
+	// A config file's paths may start with ~, as in a shell.
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if err := os.WriteFile(path, []byte(`{"output_dir": "~/runs/x", "model_name_or_path": "~/models/m"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c = Config{}
+	if err := Parse("test", &c, &c, nil, []string{"-config", path}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Out != filepath.Join(home, "runs", "x") || c.Model != filepath.Join(home, "models", "m") {
+		t.Errorf("~ paths: out %q, model %q", c.Out, c.Model)
+	}
 	if err := os.WriteFile(path, []byte(`{"loss_typ": "dapo"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
