@@ -393,6 +393,33 @@ func TestConfigs(t *testing.T) {
 // TestConfigSavesPeriodically checks that a run of the command checkpoints
 // every grpo.DefaultSaveMinutes unless its file says otherwise, so a killed
 // run loses minutes, not the run.
+// TestPromptTooLong: prompts that do not fit the model's context with
+// max_completion_length are an error before training, naming the setting
+// that fixes it, and leave no checkpoint; with max_prompt_length the run
+// trains (prompts cut from the left).
+func TestPromptTooLong(t *testing.T) {
+	dir := t.TempDir()
+	cfg := toyRun(t, dir, false, 1)
+	body := strings.Replace(readFile(t, cfg), "words: [say]}", "words: [say], max_position_embeddings: 4}", 1)
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"train", "-quiet", "-config", cfg}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "4 training prompts do not fit") || !strings.Contains(err.Error(), "max_prompt_length") ||
+		!strings.Contains(err.Error(), "at most 1") {
+		t.Fatalf("err = %v, want the training prompts named, with max_prompt_length at most 1", err)
+	}
+	if ckpt, err := grpo.LatestCheckpoint(filepath.Join(dir, "run")); err == nil {
+		t.Errorf("the refused run left %s", ckpt)
+	}
+	if err := os.WriteFile(cfg, []byte(body+"max_prompt_length: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), []string{"train", "-quiet", "-config", cfg}, io.Discard); err != nil {
+		t.Errorf("with max_prompt_length 1: %v", err)
+	}
+}
+
 // TestConfigHomePaths: a config's paths may start with ~ (the README's
 // example config does), as in a shell; other paths stay as written.
 func TestConfigHomePaths(t *testing.T) {

@@ -134,6 +134,44 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 	return s, nil
 }
 
+// checkPromptLengths fails before any training when a prompt (after
+// max_prompt_length's truncation) and max_completion_length do not fit the
+// model's context: found at the first generation instead, the error came
+// after the warm start and left a checkpoint-0 that a fixed config's fresh
+// run then had to overwrite.
+func (s *setup) checkPromptLengths(c *runConfig) error {
+	limit := s.loaded.model.Config().MaxPositionEmbeddings
+	if limit <= 0 {
+		return nil
+	}
+	for _, set := range []struct {
+		name string
+		ds   grpo.SliceDataset
+	}{{"training", s.train}, {"eval", s.eval}} {
+		name, ds := set.name, set.ds
+		over, first, longest := 0, -1, 0
+		for i, ex := range ds {
+			ids, err := s.policy.PromptIDs(ex, c.MaxPromptLength)
+			if err != nil {
+				return fmt.Errorf("grpokit: %s example %d: %w", name, i+1, err)
+			}
+			if len(ids)+c.MaxCompletionLength > limit {
+				over++
+				if first < 0 {
+					first = i
+				}
+				longest = max(longest, len(ids))
+			}
+		}
+		if over > 0 {
+			return fmt.Errorf("grpokit: %d %s prompts do not fit the model's context (max_position_embeddings %d) with max_completion_length %d: "+
+				"the first is example %d, the longest has %d tokens; set max_prompt_length (prompts are cut from the left) to at most %d, or lower max_completion_length",
+				over, name, limit, c.MaxCompletionLength, first+1, longest, limit-c.MaxCompletionLength)
+		}
+	}
+	return nil
+}
+
 func rewardNames(rs []reward.Named) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
@@ -183,6 +221,9 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	}
 	s, err := prepare(&c, from != "", out)
 	if err != nil {
+		return err
+	}
+	if err := s.checkPromptLengths(&c); err != nil {
 		return err
 	}
 	if c.SFT != nil && c.SFT.Steps > 0 && from == "" {
