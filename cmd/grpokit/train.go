@@ -201,13 +201,6 @@ func (s *setup) evaluate(ctx context.Context, c *runConfig, label string, out io
 // train runs c: optional warm start, GRPO, final save, plots, evaluation.
 func train(ctx context.Context, c runConfig, out io.Writer) error {
 	start := time.Now()
-	if !c.Resume {
-		// Before prepare writes initial-model and the model is evaluated:
-		// a refused run changes nothing and costs nothing.
-		if err := grpo.CheckOutputDir(c.OutputDir, c.OverwriteOutputDir); err != nil {
-			return outputDirInUse(err)
-		}
-	}
 	from := ""
 	if c.Resume {
 		var err error
@@ -218,6 +211,10 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+	} else if err := grpo.CheckOutputDir(c.OutputDir, c.OverwriteOutputDir); err != nil {
+		// Before prepare writes initial-model and the model is evaluated:
+		// a refused run changes nothing and costs nothing.
+		return outputDirInUse(err)
 	}
 	s, err := prepare(&c, from != "", out)
 	if err != nil {
