@@ -208,9 +208,10 @@ func TestMergeKeepsFiles(t *testing.T) {
 		extra   []string
 		wantErr string
 	}{
-		{"into the base's folder", base, nil, "is the folder of"},
-		{"into the base's folder, -overwrite", base, []string{"-overwrite"}, "is the folder of"},
-		{"into the adapter's folder", adapter, []string{"-overwrite"}, "is the folder of"},
+		{"into the base's folder", base, nil, "is or holds the folder of"},
+		{"into the base's folder, -overwrite", base, []string{"-overwrite"}, "is or holds the folder of"},
+		{"into the adapter's folder", adapter, []string{"-overwrite"}, "is or holds the folder of"},
+		{"into a folder holding the base, -overwrite", filepath.Join(dir, "run"), []string{"-overwrite"}, "holds the folder of"},
 		{"into a folder with files", used, nil, "-overwrite"},
 		{"into a new folder", filepath.Join(dir, "new", "merged"), nil, ""},
 		{"into a folder with files, -overwrite", used, []string{"-overwrite"}, ""},

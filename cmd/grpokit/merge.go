@@ -38,12 +38,12 @@ func mergeCmd(_ context.Context, args []string, out io.Writer) error {
 }
 
 // checkMergeOut refuses an output folder that would lose files: the base's
-// or the adapter's own folder (always), or any folder that holds files
-// unless overwrite.
+// or the adapter's folder or one holding them (always), or any folder that
+// holds files unless overwrite.
 func checkMergeOut(dst string, overwrite bool, inputs ...string) error {
 	for _, in := range inputs {
-		if sameDir(dst, in) || sameDir(dst, folder(in)) {
-			return fmt.Errorf("grpokit merge: -out %s is the folder of %s: merging there would replace its files; choose another -out", dst, in)
+		if within(in, dst) || within(folder(in), dst) { // folder: a checkpoint's policy/
+			return fmt.Errorf("grpokit merge: -out %s is or holds the folder of %s: merging there would replace its files; choose another -out", dst, in)
 		}
 	}
 	entries, err := os.ReadDir(dst)
@@ -60,11 +60,25 @@ func checkMergeOut(dst string, overwrite bool, inputs ...string) error {
 	return nil
 }
 
-// sameDir reports whether a and b name the same existing folder.
-func sameDir(a, b string) bool {
-	sa, errA := os.Stat(a)
-	sb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(sa, sb)
+// within reports whether path is folder dir or lies inside it, symbolic
+// links resolved (a dir that does not exist holds nothing).
+func within(path, dir string) bool {
+	d, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false
+	}
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	if p, err = filepath.Abs(p); err != nil {
+		return false
+	}
+	if d, err = filepath.Abs(d); err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // merge writes the merged model into a temporary folder beside dst and
