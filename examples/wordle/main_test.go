@@ -28,6 +28,14 @@ func TestRunSmoke(t *testing.T) {
 			cfg.RLMode, cfg.RLAnswers = mode, 100
 			cfg.LetterCredit = 1 // the per-letter token advantages too
 			want := []string{"before GRPO", "after 1 GRPO steps", "moves consistent"}
+			if mode == "games" {
+				// The extra evaluations: 2 training answers greedy, and 2
+				// sampled games for each evaluated answer.
+				cfg.EvalTrain, cfg.EvalSamples = 2, 2
+				want = append(want, "after 1 GRPO steps, 2 training answers, greedy: win rate",
+					"before GRPO, 1 held-out answers × 2 games sampled at temperature 1: win rate", "/2, mean",
+					"after 1 GRPO steps, 2 training answers × 2 games sampled at temperature 1: win rate", "/4, mean")
+			}
 			if mode == "states" {
 				// Two steps, the pool refreshed after each: 3 × 2 games.
 				cfg.Steps, cfg.PoolGames, cfg.PoolEvery = 2, 2, 1
@@ -206,6 +214,11 @@ func TestBadConfig(t *testing.T) {
 	cfg = defaults()
 	cfg.PoolEvery = 0
 	if err := run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "-pool-every 0: want ≥ 1") {
+		t.Fatalf("error %v", err)
+	}
+	cfg = defaults()
+	cfg.EvalSamples = -1
+	if err := run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "-eval-samples -1: want ≥ 0") {
 		t.Fatalf("error %v", err)
 	}
 }

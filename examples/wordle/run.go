@@ -76,6 +76,14 @@ type config struct {
 	// Weights weigh the move rewards in GRPO's advantages (default
 	// grpoWeights); all zero means wordle.DefaultWeights.
 	Weights wordle.Weights `json:"reward_weights"`
+	// EvalTrain also evaluates, before and after GRPO, the first EvalTrain
+	// training answers (greedy): whether GRPO improves the games it trains
+	// on. 0 turns it off.
+	EvalTrain int `json:"eval_train"`
+	// EvalSamples also plays EvalSamples games per evaluated answer sampled
+	// at the training temperature (the policy GRPO optimizes) beside the
+	// greedy one. 0 turns it off.
+	EvalSamples int `json:"eval_samples"`
 }
 
 // defaults are the settings of `go run ./examples/wordle`. The budget is
@@ -126,6 +134,8 @@ func parse(cfg *config, args []string) error {
 		fs.IntVar(&cfg.PoolGames, "pool-games", cfg.PoolGames, "states mode: greedy games per refresh of the pool")
 		fs.IntVar(&cfg.PoolEvery, "pool-every", cfg.PoolEvery, "states mode: GRPO steps between refreshes of the pool")
 		fs.Float64Var(&cfg.LetterCredit, "letter-credit", cfg.LetterCredit, "weight of per-letter credit in GRPO's token advantages (0: off)")
+		fs.IntVar(&cfg.EvalTrain, "eval-train", cfg.EvalTrain, "also evaluate the first N training answers (greedy) before and after GRPO")
+		fs.IntVar(&cfg.EvalSamples, "eval-samples", cfg.EvalSamples, "also play N games per evaluated answer sampled at -temperature")
 		fs.StringVar(&cfg.WarmDir, "warm-dir", cfg.WarmDir, "folder of the warm-started model: loaded when present (no warm start), else written after the warm start")
 	}, args)
 }
@@ -415,6 +425,12 @@ type evalReport struct {
 // evaluate plays one greedy game per word, all games in lockstep (one
 // Generate call per turn).
 func evaluate(ctx context.Context, pol grpo.Policy, p prompter, words []string, maxNew int) (evalReport, error) {
+	return play(ctx, pol, p, words, maxNew, 0)
+}
+
+// play is evaluate with the moves sampled at temperature when it is above
+// 0 (seeded by the turn and the batch, so a run repeats), greedy at 0.
+func play(ctx context.Context, pol grpo.Policy, p prompter, words []string, maxNew int, temperature float64) (evalReport, error) {
 	var r evalReport
 	games := make([]*wordle.Game, len(words))
 	for i, w := range words {
@@ -435,9 +451,24 @@ func evaluate(ctx context.Context, pol grpo.Policy, p prompter, words []string, 
 		if len(active) == 0 {
 			break
 		}
-		replies, err := exkit.Greedy(ctx, pol, exs, maxNew, 64)
-		if err != nil {
-			return r, err
+		var replies []string
+		if temperature > 0 {
+			for lo := 0; lo < len(exs); lo += 256 {
+				hi := min(lo+256, len(exs))
+				cs, err := pol.Generate(ctx, exs[lo:hi], 1, grpo.GenerateOptions{MaxCompletionLength: maxNew, Temperature: temperature,
+					Seed: uint64(turn*100000 + lo + 1)})
+				if err != nil {
+					return r, err
+				}
+				for _, c := range cs {
+					replies = append(replies, c.Text)
+				}
+			}
+		} else {
+			var err error
+			if replies, err = exkit.Greedy(ctx, pol, exs, maxNew, 64); err != nil {
+				return r, err
+			}
 		}
 		for i, g := range active {
 			res, err := g.Step(replies[i])
@@ -542,6 +573,9 @@ func run(ctx context.Context, cfg config) error {
 	}
 	if cfg.RLMode != "games" && cfg.RLMode != "states" {
 		return fmt.Errorf("wordle: -rl-mode %q: want games or states", cfg.RLMode)
+	}
+	if cfg.EvalTrain < 0 || cfg.EvalSamples < 0 {
+		return fmt.Errorf("wordle: -eval-train %d -eval-samples %d: want ≥ 0", cfg.EvalTrain, cfg.EvalSamples)
 	}
 	if cfg.PoolGames < 1 || cfg.PoolEvery < 1 {
 		return fmt.Errorf("wordle: -pool-games %d -pool-every %d: want ≥ 1", cfg.PoolGames, cfg.PoolEvery)
@@ -675,6 +709,9 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	fmt.Fprintf(out, "before GRPO: %s\n", before.line())
+	if err := extraEvals(ctx, cfg, policy, p, held, train, out, "before GRPO"); err != nil {
+		return err
+	}
 
 	games := &env{seed: uint64(cfg.Seed), answers: rlAnswers, maxEarlier: cfg.MaxEarlier, p: p}
 	var winSteps, winTotals []float64
@@ -720,6 +757,9 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	fmt.Fprintf(out, "after %d GRPO steps: %s\n", trainer.Step(), after.line())
+	if err := extraEvals(ctx, cfg, policy, p, held, train, out, fmt.Sprintf("after %d GRPO steps", trainer.Step())); err != nil {
+		return err
+	}
 	if pool != nil {
 		fmt.Fprintf(out, "(%s training, %s in all; the state pool's greedy games on GRPO answers: %d played, %d won)\n",
 			trainTime.Round(time.Second), time.Since(start).Round(time.Second), pool.Played, pool.Wins)
@@ -737,6 +777,42 @@ func run(ctx context.Context, cfg config) error {
 	row("moves well formatted", before.FormatRate, after.FormatRate)
 	row("partial credit (mean)", before.MeanPartial, after.MeanPartial)
 	fmt.Fprintf(out, "outputs in %s: metrics.jsonl, reward.png, wins.png, eval.jsonl, checkpoints\n", cfg.Out)
+	return nil
+}
+
+// extraEvals prints the evaluations -eval-train and -eval-samples ask for:
+// greedy games on the first EvalTrain training answers, and EvalSamples
+// sampled games per answer on the held-out (and those training) answers.
+func extraEvals(ctx context.Context, cfg config, pol grpo.Policy, p prompter, held, train []string, out io.Writer, label string) error {
+	sets := []struct {
+		name  string
+		words []string
+	}{{"held-out", held}}
+	if n := min(cfg.EvalTrain, len(train)); n > 0 {
+		r, err := evaluate(ctx, pol, p, train[:n], cfg.MaxCompletion)
+		if err != nil {
+			return fmt.Errorf("wordle: evaluate training answers: %w", err)
+		}
+		fmt.Fprintf(out, "%s, %d training answers, greedy: %s\n", label, n, r.line())
+		sets = append(sets, struct {
+			name  string
+			words []string
+		}{"training", train[:n]})
+	}
+	if cfg.EvalSamples < 1 {
+		return nil
+	}
+	for _, set := range sets {
+		var words []string
+		for range cfg.EvalSamples {
+			words = append(words, set.words...)
+		}
+		r, err := play(ctx, pol, p, words, cfg.MaxCompletion, cfg.Temperature)
+		if err != nil {
+			return fmt.Errorf("wordle: sampled evaluation: %w", err)
+		}
+		fmt.Fprintf(out, "%s, %d %s answers × %d games sampled at temperature %g: %s\n", label, len(set.words), set.name, cfg.EvalSamples, cfg.Temperature, r.line())
+	}
 	return nil
 }
 
