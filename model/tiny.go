@@ -1,13 +1,15 @@
 package model
 
 import (
-	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 
 	"github.com/grpokit/grpokit/tokenizer"
 )
@@ -73,17 +75,16 @@ func NewTiny(dir string, words []string, t TinyConfig, seed uint64, opts *Option
 	return m, tok, nil
 }
 
-// tinyFiles are the files NewTiny writes, compared by ResumeTiny.
-var tinyFiles = []string{"config.json", "tokenizer.json", "tokenizer_config.json", "model.safetensors"}
-
 // ResumeTiny is NewTiny for a run being resumed: when dir already holds a
 // tiny model (the run's untrained model), it builds the model aside and
-// checks that it is the same one — config, tokenizer and initial weights —
-// and leaves dir as it was. A difference is an error naming the file that
-// differs: the run's checkpoints were trained with dir's tokenizer, and a
-// model built from changed settings (another dataset's words, another
-// width) would read them with another one, or rewrite dir. A dir without a
-// model gets one, as from NewTiny.
+// checks that it is the same one — config, tokenizer and initial weights,
+// compared by content, not by bytes, so that a file another version wrote
+// with other formatting still matches — and leaves dir as it was. A
+// difference is an error naming the file that differs: the run's
+// checkpoints were trained with dir's tokenizer, and a model built from
+// changed settings (another dataset's words, another width) would read
+// them with another one, or rewrite dir. A dir without a model gets one,
+// as from NewTiny.
 func ResumeTiny(dir string, words []string, t TinyConfig, seed uint64, opts *Options) (*Model, *tokenizer.Pretrained, error) {
 	if _, err := os.Stat(filepath.Join(dir, "config.json")); errors.Is(err, fs.ErrNotExist) {
 		return NewTiny(dir, words, t, seed, opts)
@@ -97,19 +98,45 @@ func ResumeTiny(dir string, words []string, t TinyConfig, seed uint64, opts *Opt
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, f := range tinyFiles {
-		want, err := os.ReadFile(filepath.Join(dir, f))
+	for _, f := range []string{"config.json", "tokenizer.json", "tokenizer_config.json", "model.safetensors"} {
+		same, err := sameContent(filepath.Join(dir, f), filepath.Join(tmp, f))
 		if err != nil {
 			return nil, nil, fmt.Errorf("model: ResumeTiny: the run's tiny model: %w", err)
 		}
-		got, err := os.ReadFile(filepath.Join(tmp, f))
-		if err != nil {
-			return nil, nil, fmt.Errorf("model: ResumeTiny: %w", err)
-		}
-		if !bytes.Equal(got, want) {
+		if !same {
 			return nil, nil, fmt.Errorf("model: the settings build another tiny model than the run's in %s (%s differs: "+
 				"another vocabulary, shape or seed); resume with the run's settings, or start a new run elsewhere", dir, f)
 		}
 	}
 	return m, tok, nil
+}
+
+// sameContent compares two files of a model folder by what they say: JSON
+// files as decoded values, safetensors files tensor by tensor.
+func sameContent(a, b string) (bool, error) {
+	if strings.HasSuffix(a, ".safetensors") {
+		ta, err := ReadSafetensors(a)
+		if err != nil {
+			return false, err
+		}
+		tb, err := ReadSafetensors(b)
+		if err != nil {
+			return false, err
+		}
+		return reflect.DeepEqual(ta, tb), nil
+	}
+	var va, vb any
+	for _, f := range []struct {
+		path string
+		v    *any
+	}{{a, &va}, {b, &vb}} {
+		data, err := os.ReadFile(f.path)
+		if err != nil {
+			return false, err
+		}
+		if err := json.Unmarshal(data, f.v); err != nil {
+			return false, fmt.Errorf("%s: %w", f.path, err)
+		}
+	}
+	return reflect.DeepEqual(va, vb), nil
 }
