@@ -103,14 +103,21 @@ func (t *Trainer) prepareOutputDir() error {
 }
 
 // CheckOutputDir returns the error a fresh (not resumed) run's Train would
-// return in dir, wrapping ErrOutputDirInUse, when dir holds another run's
-// checkpoints and overwrite (Config.OverwriteOutputDir) is false; nil when
-// such a run may start there. Train makes this check when it starts; a
+// return in dir: wrapping ErrOutputDirLocked while a running trainer holds
+// dir, or ErrOutputDirInUse when dir holds another run's checkpoints and
+// overwrite (Config.OverwriteOutputDir) is false; nil when such a run may
+// start there. Train makes this check when it starts; a
 // program that writes into OutputDir before that (a tiny model's initial
 // weights, a warm start) calls CheckOutputDir first, so that a refused run
 // has changed nothing. It writes nothing.
 func CheckOutputDir(dir string, overwrite bool) error {
-	if dir == "" || overwrite {
+	if dir == "" {
+		return nil
+	}
+	if err := checkUnlocked(dir); err != nil {
+		return err
+	}
+	if overwrite {
 		return nil
 	}
 	found, err := runFiles(dir)

@@ -201,6 +201,54 @@ func TestCheckOutputDir(t *testing.T) {
 	}
 }
 
+// TestOutputDirLocked: while a running trainer holds OutputDir, another
+// run there — fresh, resumed or overwriting — is refused before it writes,
+// and CheckOutputDir says so; once the lock is released the run trains.
+func TestOutputDirLocked(t *testing.T) {
+	if !grpo.LockingSupported {
+		t.Skip("no flock on this platform")
+	}
+	cfg := smallConfig(t)
+	cfg.MaxSteps, cfg.SaveSteps = 2, 2
+	release, err := grpo.LockOutputDir(cfg.OutputDir) // the running trainer
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := dirNames(t, cfg.OutputDir)
+	for _, overwrite := range []bool{false, true} {
+		cfg.OverwriteOutputDir = overwrite
+		if err := grpo.CheckOutputDir(cfg.OutputDir, overwrite); !errors.Is(err, grpo.ErrOutputDirLocked) {
+			t.Errorf("CheckOutputDir (overwrite %v) = %v, want ErrOutputDirLocked", overwrite, err)
+		}
+		tr, _ := newTrainer(t, cfg)
+		err := tr.Train(context.Background(), sayDataset())
+		if !errors.Is(err, grpo.ErrOutputDirLocked) || !strings.Contains(err.Error(), "running trainer") {
+			t.Errorf("Train (overwrite %v) beside a running trainer: err = %v, want ErrOutputDirLocked", overwrite, err)
+		}
+	}
+	if after := dirNames(t, cfg.OutputDir); !slices.Equal(before, after) {
+		t.Errorf("the refused runs changed the folder: %v → %v", before, after)
+	}
+	release()
+	cfg.OverwriteOutputDir = false
+	if err := grpo.CheckOutputDir(cfg.OutputDir, false); err != nil {
+		t.Errorf("CheckOutputDir after release: %v", err)
+	}
+	trainSteps(t, cfg)
+	if _, err := grpo.LatestCheckpoint(cfg.OutputDir); err != nil {
+		t.Errorf("the run after release saved no checkpoint: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.OutputDir, ".grpokit.lock")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the finished run left its lock file (%v)", err)
+	}
+	// The finished run released its lock: a resumed run can take it.
+	if release, err := grpo.LockOutputDir(cfg.OutputDir); err != nil {
+		t.Errorf("lock after a finished run: %v", err)
+	} else {
+		release()
+	}
+}
+
 // TestNoCheckpointSentinel: an empty or missing folder gives ErrNoCheckpoint
 // (and fs.ErrNotExist); a folder with only broken checkpoints does not.
 func TestNoCheckpointSentinel(t *testing.T) {

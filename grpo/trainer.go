@@ -228,6 +228,13 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 		return err
 	}
 	defer memLimit.restore()
+	if t.cfg.OutputDir != "" {
+		release, err := lockOutputDir(t.cfg.OutputDir)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	if err := t.prepareOutputDir(); err != nil {
 		return err
 	}

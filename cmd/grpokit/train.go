@@ -211,9 +211,12 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-	} else if err := grpo.CheckOutputDir(c.OutputDir, c.OverwriteOutputDir); err != nil {
-		// Before prepare writes initial-model and the model is evaluated:
-		// a refused run changes nothing and costs nothing.
+	}
+	// Before prepare writes initial-model and the model is evaluated, a run
+	// that would be refused (the folder held by a running trainer, or by
+	// another run's checkpoints when this one resumes none) changes nothing
+	// and costs nothing.
+	if err := grpo.CheckOutputDir(c.OutputDir, c.OverwriteOutputDir || from != ""); err != nil {
 		return outputDirInUse(err)
 	}
 	s, err := prepare(&c, from != "", out)

@@ -43,20 +43,21 @@ const InitialModelDir = "initial-model"
 // Load prepares the model of c: the folder c.Model, or the tiny model
 // described by tiny (model.NewTiny), written to c.Out/initial-model. With
 // c.Train "lora" it attaches a LoRA adapter. name prefixes errors. A run
-// that is not resumed is refused here, before anything is written, when
-// c.Out holds another run (grpo.CheckOutputDir): otherwise its
-// initial-model and warm start would be replaced before the trainer
-// refused it. A run resumed from a checkpoint keeps its initial-model
-// (model.ResumeTiny): settings that build another tiny model are an error.
+// is refused here, before anything is written, when a running trainer
+// holds c.Out, or when c.Out holds another run and this one resumes none
+// (grpo.CheckOutputDir): otherwise its initial-model and warm start would
+// be replaced before the trainer refused it. A run resumed from a
+// checkpoint keeps its initial-model (model.ResumeTiny): settings that
+// build another tiny model are an error.
 func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
 	from, err := c.Checkpoint()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if !c.Resume {
-		if err := grpo.CheckOutputDir(c.Out, c.Overwrite); err != nil {
-			return nil, inUse(name, err)
-		}
+	// A resumed run's checkpoints are its own; the folder must still not be
+	// held by a running trainer.
+	if err := grpo.CheckOutputDir(c.Out, c.Overwrite || from != ""); err != nil {
+		return nil, inUse(name, err)
 	}
 	if c.Backend != "" {
 		// The backend is chosen by GOMLX_BACKEND inside grpokit.
