@@ -3,7 +3,6 @@ package grpo
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -14,8 +13,8 @@ import (
 // checkpoints would spoil both. The lock is an advisory file lock on
 // OutputDir/.grpokit.lock, released (and the file removed) when the run
 // returns; a killed run's lock ends with its process, so it is never
-// stale, though its file stays until the next run there ends. Platforms without flock
-// (see lock_unix.go) are not locked.
+// stale, though its file stays until the next run there ends. Platforms
+// without flock (see lock_unix.go) are not locked.
 var ErrOutputDirLocked = errors.New("output folder in use by a running trainer")
 
 // lockName is the lock file in OutputDir.
@@ -63,11 +62,8 @@ func sameFileAt(path string, fi os.FileInfo) bool {
 // dir's lock. It writes nothing: without a lock file there is no run.
 func checkUnlocked(dir string) error {
 	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR, 0)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-		return nil // no run yet; an unreadable lock is Train's to report
-	}
 	if err != nil {
-		return nil
+		return nil // no lock file: no run; an unreadable one is Train's to report
 	}
 	defer f.Close()
 	if err := tryLock(f); err != nil {
