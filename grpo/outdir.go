@@ -130,11 +130,27 @@ func CheckOutputDir(dir string, overwrite bool) error {
 	return inUse(dir, found)
 }
 
+// OutputDirInUseError is the error of a fresh run refused by an OutputDir
+// holding another run; it wraps ErrOutputDirInUse. Its fields let a
+// command say what to do in its own flags.
+type OutputDirInUseError struct {
+	Dir   string // the output folder
+	Found string // what the other run left, e.g. "metrics.jsonl with 4 lines; checkpoint-4"
+}
+
+// Error says what was found and the library's ways out.
+func (e *OutputDirInUseError) Error() string {
+	return fmt.Sprintf("grpo: %s holds another run (%s): resume it (LatestCheckpoint, then Trainer.Resume), "+
+		"set Config.OverwriteOutputDir (TRL: overwrite_output_dir) to delete it, or choose another OutputDir: %v",
+		e.Dir, e.Found, ErrOutputDirInUse)
+}
+
+// Unwrap returns ErrOutputDirInUse.
+func (e *OutputDirInUseError) Unwrap() error { return ErrOutputDirInUse }
+
 // inUse is the error for a fresh run refused by dir's files.
 func inUse(dir string, found []runFile) error {
-	return fmt.Errorf("grpo: %s holds another run (%s): resume it (LatestCheckpoint, then Trainer.Resume), "+
-		"set Config.OverwriteOutputDir (TRL: overwrite_output_dir) to delete it, or choose another OutputDir: %w",
-		dir, describe(found), ErrOutputDirInUse)
+	return &OutputDirInUseError{Dir: dir, Found: describe(found)}
 }
 
 // hasCheckpoint reports whether found holds a checkpoint folder.

@@ -186,8 +186,10 @@ func TestCheckOutputDir(t *testing.T) {
 			if isFile {
 				return
 			}
-			if c.inUse && !strings.Contains(err.Error(), "checkpoint-2") {
-				t.Errorf("error does not name the checkpoint: %v", err)
+			var e *grpo.OutputDirInUseError
+			if c.inUse && (!errors.As(err, &e) || e.Dir != c.dir || !strings.Contains(e.Found, "checkpoint-2") ||
+				!strings.Contains(err.Error(), "checkpoint-2")) {
+				t.Errorf("error %v (%+v), want an OutputDirInUseError naming %s and checkpoint-2", err, e, c.dir)
 			}
 			if after := names(c.dir); !slices.Equal(before, after) {
 				t.Errorf("CheckOutputDir changed the folder: %v → %v", before, after)

@@ -282,13 +282,15 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	return nil
 }
 
-// outputDirInUse adds the command's ways out to grpo's ErrOutputDirInUse;
+// outputDirInUse says grpo's OutputDirInUseError in the command's terms;
 // other errors come back as they are.
 func outputDirInUse(err error) error {
-	if !errors.Is(err, grpo.ErrOutputDirInUse) {
+	var e *grpo.OutputDirInUseError
+	if !errors.As(err, &e) {
 		return err
 	}
-	return fmt.Errorf("%w\n(run again with -resume to continue that run, set overwrite_output_dir: true in the config to replace it, or choose another output_dir with -out)", err)
+	return fmt.Errorf("grpokit: output_dir %s holds another run (%s): continue it with -resume, replace it with "+
+		"overwrite_output_dir: true in the config, or choose another output_dir (-out): %w", e.Dir, e.Found, grpo.ErrOutputDirInUse)
 }
 
 // warmStart runs the sft section: supervised steps on the answers.

@@ -49,13 +49,15 @@ func Train(ctx context.Context, name string, c *Config, out io.Writer, step func
 	return took, false, err
 }
 
-// inUse adds the example's flags to grpo's ErrOutputDirInUse error, and
-// its name to any other.
+// inUse says grpo's OutputDirInUseError in the example's flags, and adds
+// the example's name to any other error.
 func inUse(name string, err error) error {
-	if !errors.Is(err, grpo.ErrOutputDirInUse) {
+	var e *grpo.OutputDirInUseError
+	if !errors.As(err, &e) {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	return fmt.Errorf("%s: %w\n(run with -resume to continue that run, or -overwrite to replace it)", name, err)
+	return fmt.Errorf("%s: -out %s holds another run (%s): continue it with -resume, replace it with -overwrite, or choose another -out: %w",
+		name, e.Dir, e.Found, grpo.ErrOutputDirInUse)
 }
 
 // Duration is a time.Duration that reads and writes Go duration strings
