@@ -268,10 +268,21 @@ func (m *Model) checkGenerate(prompts [][]int, cfg GenerateConfig) error {
 	if cfg.MinNewTokens < 0 || cfg.MinNewTokens > cfg.MaxNewTokens {
 		errs = append(errs, fmt.Errorf("model: generate: MinNewTokens = %d, want 0…MaxNewTokens (%d)", cfg.MinNewTokens, cfg.MaxNewTokens))
 	}
-	if cfg.NumGenerations < 0 || cfg.TopK < 0 || cfg.TopP < 0 || cfg.TopP > 1 || cfg.Temperature < 0 ||
-		!(cfg.MinP >= 0 && cfg.MinP <= 1) || !(cfg.RepetitionPenalty >= 0) || math.IsInf(cfg.RepetitionPenalty, 0) {
-		errs = append(errs, fmt.Errorf("model: generate: bad sampling settings (NumGenerations %d, TopK %d, TopP %g, MinP %g, RepetitionPenalty %g, Temperature %g)",
-			cfg.NumGenerations, cfg.TopK, cfg.TopP, cfg.MinP, cfg.RepetitionPenalty, cfg.Temperature))
+	// Each bad setting named on its own (NaN fails every test).
+	for _, c := range []struct {
+		ok   bool
+		what string
+	}{
+		{cfg.NumGenerations >= 0, fmt.Sprintf("NumGenerations = %d, want ≥ 0", cfg.NumGenerations)},
+		{cfg.TopK >= 0, fmt.Sprintf("TopK = %d, want ≥ 0 (0: off)", cfg.TopK)},
+		{cfg.TopP >= 0 && cfg.TopP <= 1, fmt.Sprintf("TopP = %g, want 0…1 (0 or 1: off)", cfg.TopP)},
+		{cfg.MinP >= 0 && cfg.MinP <= 1, fmt.Sprintf("MinP = %g, want 0…1 (0: off)", cfg.MinP)},
+		{cfg.RepetitionPenalty >= 0 && !math.IsInf(cfg.RepetitionPenalty, 0), fmt.Sprintf("RepetitionPenalty = %g, want finite ≥ 0 (0 or 1: off)", cfg.RepetitionPenalty)},
+		{cfg.Temperature >= 0 && !math.IsInf(cfg.Temperature, 0), fmt.Sprintf("Temperature = %g, want finite ≥ 0 (0: greedy)", cfg.Temperature)},
+	} {
+		if !c.ok {
+			errs = append(errs, fmt.Errorf("model: generate: %s", c.what))
+		}
 	}
 	if cfg.PadID < 0 || cfg.PadID >= m.cfg.VocabSize {
 		errs = append(errs, fmt.Errorf("model: generate: PadID %d outside the vocabulary (%d)", cfg.PadID, m.cfg.VocabSize))

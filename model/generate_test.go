@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -218,6 +219,15 @@ func TestGenerateErrors(t *testing.T) {
 		{"empty constraint", context.Background(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 2,
 			Constraint: ConstraintFunc(func([]int) []int { return []int{} })}, "constraint allows no token"},
 		{"canceled", canceled, [][]int{{1}}, GenerateConfig{MaxNewTokens: 3}, "context canceled"},
+		{"negative temperature", context.Background(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 1, Temperature: -1},
+			"model: generate: Temperature = -1, want finite ≥ 0 (0: greedy)"},
+		{"NaN temperature", context.Background(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 1, Temperature: math.NaN()},
+			"Temperature = NaN"},
+		{"NaN top-p", context.Background(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 1, Temperature: 1, TopP: math.NaN()},
+			"TopP = NaN, want 0…1"},
+		{"min-p above 1", context.Background(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 1, Temperature: 1, MinP: 2},
+			"MinP = 2, want 0…1"},
+		{"negative top-k", context.Background(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 1, TopK: -3}, "TopK = -3, want ≥ 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := m.Generate(tc.ctx, tc.prompts, tc.cfg)
