@@ -27,6 +27,9 @@ func evalCmd(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *n < 0 || *show < 0 {
+		return usageError{fmt.Errorf("grpokit eval: -n %d -show %d: want ≥ 0", *n, *show)}
+	}
 	if *n > 0 {
 		c.Eval.N = *n
 	} else if c.Eval.N == 0 {

@@ -24,6 +24,9 @@ func generateCmd(ctx context.Context, args []string, out io.Writer) error {
 	if *prompt == "" {
 		return usageError{errors.New("grpokit generate: -prompt is required")}
 	}
+	if *n < 1 {
+		return usageError{fmt.Errorf("grpokit generate: -n %d: want ≥ 1", *n)}
+	}
 	l, err := loadModel(s.model, s.adapter, os.Stderr)
 	if err != nil {
 		return err
@@ -32,7 +35,7 @@ func generateCmd(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	comps, err := p.Generate(ctx, []grpo.Example{s.example(l, nil, *prompt)}, max(1, *n), s.options())
+	comps, err := p.Generate(ctx, []grpo.Example{s.example(l, nil, *prompt)}, *n, s.options())
 	if err != nil {
 		return err
 	}

@@ -422,6 +422,25 @@ func TestPromptTooLong(t *testing.T) {
 	}
 }
 
+// TestBadFlags: flags a command cannot honour are errors that name them,
+// before any model is loaded.
+func TestBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"generate", "-model", "nowhere"}, "-prompt is required"},
+		{[]string{"generate", "-model", "nowhere", "-prompt", "hi", "-n", "0"}, "-n 0: want ≥ 1"},
+		{[]string{"merge", "-model", "a", "-adapter", "b"}, "-model, -adapter and -out are required"},
+		{[]string{"train"}, "-config is required"},
+	} {
+		err := run(context.Background(), c.args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: err = %v, want one containing %q", c.args, err, c.want)
+		}
+	}
+}
+
 // TestConfigHomePaths: a config's paths may start with ~ (the README's
 // example config does), as in a shell; other paths stay as written.
 func TestConfigHomePaths(t *testing.T) {
