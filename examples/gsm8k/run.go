@@ -159,10 +159,7 @@ func run(ctx context.Context, cfg config) error {
 	fmt.Fprintf(out, "gsm8k: model %s (%d parameters, %s training), tokenizer vocabulary %d; %d train / %d test problems\n",
 		s.Dir, s.Model.NumParams(), cfg.Train, s.Tok.Tokenizer.VocabSize(), len(train), len(test))
 
-	from, err := cfg.Checkpoint()
-	if err != nil {
-		return fmt.Errorf("gsm8k: %w", err)
-	}
+	from := s.From
 	if s.Tiny && cfg.SFTSteps > 0 && from == "" {
 		pairs := make([]exkit.Pair, len(train))
 		for i, ex := range train {

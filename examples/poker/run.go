@@ -295,11 +295,7 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("poker: %w", err)
 	}
 	trainer.Progress = out
-	from, err := cfg.Checkpoint()
-	if err == nil {
-		err = exkit.Resume(trainer, from, out)
-	}
-	if err != nil {
+	if err := exkit.Resume(trainer, s.From, out); err != nil {
 		return fmt.Errorf("poker: %w", err)
 	}
 	before, err := evaluate(trainer.Step())

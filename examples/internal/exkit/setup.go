@@ -32,6 +32,9 @@ type Setup struct {
 	Adapter *lora.Adapter // nil for full fine-tuning
 	Dir     string        // the model folder (the tiny model's is Out/initial-model)
 	Tiny    bool          // built from scratch
+	// From is the checkpoint the run continues from (Config.Checkpoint,
+	// found and verified once by Load); "" for a fresh run.
+	From string
 }
 
 // InitialModelDir is the folder under Out where a run writes the tiny
@@ -88,7 +91,7 @@ func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
 			opts.Storage = model.Storage(c.Quantize)
 		}
 	}
-	s := &Setup{Dir: c.Model}
+	s := &Setup{Dir: c.Model, From: from}
 	if c.Model == "" {
 		s.Dir, s.Tiny = filepath.Join(c.Out, InitialModelDir), true
 		build := model.NewTiny
