@@ -106,10 +106,10 @@ func (t *Trainer) prepareOutputDir() error {
 // return in dir: wrapping ErrOutputDirLocked while a running trainer holds
 // dir, or ErrOutputDirInUse when dir holds another run's checkpoints and
 // overwrite (Config.OverwriteOutputDir) is false; nil when such a run may
-// start there. Train makes this check when it starts; a
-// program that writes into OutputDir before that (a tiny model's initial
-// weights, a warm start) calls CheckOutputDir first, so that a refused run
-// has changed nothing. It writes nothing.
+// start there. Train makes this check when it starts; a program that
+// writes into OutputDir before that (a tiny model's initial weights, a warm
+// start) calls CheckOutputDir first, so that a refused run has changed
+// nothing. It writes nothing.
 func CheckOutputDir(dir string, overwrite bool) error {
 	if dir == "" {
 		return nil

@@ -613,10 +613,7 @@ func run(ctx context.Context, cfg config) error {
 	fmt.Fprintf(out, "wordle: model %s (%d parameters, %s training), tokenizer vocabulary %d; %d train answers (%d warm start, %d GRPO) / %d held-out\n",
 		s.Dir, s.Model.NumParams(), cfg.Train, s.Tok.Tokenizer.VocabSize(), len(train), len(sftAnswers), len(rlAnswers), len(test))
 
-	from, err := cfg.Checkpoint()
-	if err != nil {
-		return fmt.Errorf("wordle: %w", err)
-	}
+	from := s.From
 	warmLoaded := false
 	if s.Tiny && cfg.WarmDir != "" && from == "" {
 		if warmLoaded, err = loadWarm(s.Model, cfg.WarmDir); err != nil {
@@ -784,20 +781,18 @@ func run(ctx context.Context, cfg config) error {
 // greedy games on the first EvalTrain training answers, and EvalSamples
 // sampled games per answer on the held-out (and those training) answers.
 func extraEvals(ctx context.Context, cfg config, pol grpo.Policy, p prompter, held, train []string, out io.Writer, label string) error {
-	sets := []struct {
+	type answers struct {
 		name  string
 		words []string
-	}{{"held-out", held}}
+	}
+	sets := []answers{{"held-out", held}}
 	if n := min(cfg.EvalTrain, len(train)); n > 0 {
 		r, err := evaluate(ctx, pol, p, train[:n], cfg.MaxCompletion)
 		if err != nil {
 			return fmt.Errorf("wordle: evaluate training answers: %w", err)
 		}
 		fmt.Fprintf(out, "%s, %d training answers, greedy: %s\n", label, n, r.line())
-		sets = append(sets, struct {
-			name  string
-			words []string
-		}{"training", train[:n]})
+		sets = append(sets, answers{"training", train[:n]})
 	}
 	if cfg.EvalSamples < 1 {
 		return nil
