@@ -425,6 +425,7 @@ func TestPromptTooLong(t *testing.T) {
 // TestBadFlags: flags a command cannot honour are errors that name them,
 // before any model is loaded.
 func TestBadFlags(t *testing.T) {
+	cfg := toyRun(t, t.TempDir(), false, 1)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -433,6 +434,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"generate", "-model", "nowhere", "-prompt", "hi", "-n", "0"}, "-n 0: want ≥ 1"},
 		{[]string{"merge", "-model", "a", "-adapter", "b"}, "-model, -adapter and -out are required"},
 		{[]string{"train"}, "-config is required"},
+		{[]string{"eval", "-config", cfg, "-n", "-1"}, "-n -1 -show 3: want ≥ 0"},
 	} {
 		err := run(context.Background(), c.args, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
