@@ -11,8 +11,9 @@ import (
 	"strings"
 )
 
-// JSONLFields name the fields ReadJSONL reads from each line. Zero fields
-// mean the defaults shown, which are TRL's dataset column names.
+// JSONLFields name the fields ReadJSONL reads from each line, and the
+// columns LoadDataset reads from each row. Zero fields mean the defaults
+// shown, which are TRL's dataset column names.
 type JSONLFields struct {
 	// Prompt holds a plain-text prompt, or (TRL's conversational format) a
 	// list of {"role", "content"} messages. Default "prompt".
@@ -27,7 +28,7 @@ type JSONLFields struct {
 }
 
 // LoadJSONL reads a JSONL dataset file (one JSON object a line); see
-// ReadJSONL.
+// ReadJSONL. LoadDataset reads Parquet, shards and JSON arrays too.
 func LoadJSONL(path string, f JSONLFields) (SliceDataset, error) {
 	file, err := os.Open(path)
 	if err != nil {
@@ -43,7 +44,6 @@ func LoadJSONL(path string, f JSONLFields) (SliceDataset, error) {
 // number or boolean goes into Example.Meta under its name, as its text, so
 // rewards can see it. Blank lines are skipped; an empty dataset is an error.
 func ReadJSONL(r io.Reader, name string, f JSONLFields) (SliceDataset, error) {
-	promptKey, msgKey, answerKey := cmp.Or(f.Prompt, "prompt"), cmp.Or(f.Messages, "messages"), cmp.Or(f.Answer, "answer")
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
 	var out SliceDataset
@@ -54,54 +54,13 @@ func ReadJSONL(r io.Reader, name string, f JSONLFields) (SliceDataset, error) {
 		if len(text) == 0 {
 			continue
 		}
-		fail := func(format string, args ...any) (SliceDataset, error) {
-			return nil, fmt.Errorf("grpo: dataset %s:%d: %s", name, line, fmt.Sprintf(format, args...))
-		}
 		var row map[string]json.RawMessage
 		if err := json.Unmarshal(text, &row); err != nil {
-			return fail("invalid JSON: %v", err)
+			return nil, fmt.Errorf("grpo: dataset %s:%d: invalid JSON: %v", name, line, err)
 		}
-		var ex Example
-		if raw, ok := row[promptKey]; ok {
-			var s string
-			if err := json.Unmarshal(raw, &s); err == nil {
-				ex.Prompt = s
-			} else if err := json.Unmarshal(raw, &ex.Messages); err != nil {
-				return fail("%q: want a string or a list of {\"role\", \"content\"} messages", promptKey)
-			}
-		}
-		if raw, ok := row[msgKey]; ok && msgKey != promptKey {
-			if err := json.Unmarshal(raw, &ex.Messages); err != nil {
-				return fail("%q: want a list of {\"role\", \"content\"} messages", msgKey)
-			}
-		}
-		if raw, ok := row[answerKey]; ok {
-			s, ok := scalarText(raw)
-			if !ok {
-				return fail("%q: want a string or a number", answerKey)
-			}
-			ex.Answer = s
-		} else if n := len(ex.Messages); n > 1 && ex.Messages[n-1].Role == "assistant" {
-			ex.Answer, ex.Messages = ex.Messages[n-1].Content, ex.Messages[:n-1]
-		}
-		for i, m := range ex.Messages {
-			if m.Role == "" {
-				return fail("message %d has no role", i)
-			}
-		}
-		if strings.TrimSpace(ex.Prompt) == "" && len(ex.Messages) == 0 {
-			return fail("no prompt: want a %q or %q field", promptKey, msgKey)
-		}
-		for k, raw := range row {
-			if k == promptKey || k == msgKey || k == answerKey {
-				continue
-			}
-			if s, ok := scalarText(raw); ok {
-				if ex.Meta == nil {
-					ex.Meta = map[string]string{}
-				}
-				ex.Meta[k] = s
-			}
+		ex, err := f.example(row)
+		if err != nil {
+			return nil, fmt.Errorf("grpo: dataset %s:%d: %w", name, line, err)
 		}
 		out = append(out, ex)
 	}
@@ -112,6 +71,55 @@ func ReadJSONL(r io.Reader, name string, f JSONLFields) (SliceDataset, error) {
 		return nil, fmt.Errorf("grpo: dataset %s: no examples", name)
 	}
 	return out, nil
+}
+
+// example turns one row of a dataset (a JSON line, or a Parquet row as
+// JSON) into an Example, as ReadJSONL describes.
+func (f JSONLFields) example(row map[string]json.RawMessage) (Example, error) {
+	promptKey, msgKey, answerKey := cmp.Or(f.Prompt, "prompt"), cmp.Or(f.Messages, "messages"), cmp.Or(f.Answer, "answer")
+	var ex Example
+	if raw, ok := row[promptKey]; ok {
+		var s string
+		if err := json.Unmarshal(raw, &s); err == nil {
+			ex.Prompt = s
+		} else if err := json.Unmarshal(raw, &ex.Messages); err != nil {
+			return Example{}, fmt.Errorf("%q: want a string or a list of {\"role\", \"content\"} messages", promptKey)
+		}
+	}
+	if raw, ok := row[msgKey]; ok && msgKey != promptKey {
+		if err := json.Unmarshal(raw, &ex.Messages); err != nil {
+			return Example{}, fmt.Errorf("%q: want a list of {\"role\", \"content\"} messages", msgKey)
+		}
+	}
+	if raw, ok := row[answerKey]; ok {
+		s, ok := scalarText(raw)
+		if !ok {
+			return Example{}, fmt.Errorf("%q: want a string or a number", answerKey)
+		}
+		ex.Answer = s
+	} else if n := len(ex.Messages); n > 1 && ex.Messages[n-1].Role == "assistant" {
+		ex.Answer, ex.Messages = ex.Messages[n-1].Content, ex.Messages[:n-1]
+	}
+	for i, m := range ex.Messages {
+		if m.Role == "" {
+			return Example{}, fmt.Errorf("message %d has no role", i)
+		}
+	}
+	if strings.TrimSpace(ex.Prompt) == "" && len(ex.Messages) == 0 {
+		return Example{}, fmt.Errorf("no prompt: want a %q or %q field", promptKey, msgKey)
+	}
+	for k, raw := range row {
+		if k == promptKey || k == msgKey || k == answerKey {
+			continue
+		}
+		if s, ok := scalarText(raw); ok {
+			if ex.Meta == nil {
+				ex.Meta = map[string]string{}
+			}
+			ex.Meta[k] = s
+		}
+	}
+	return ex, nil
 }
 
 // scalarText returns a JSON string's value, or a number's or boolean's

@@ -18,12 +18,12 @@ func loadData(c *runConfig) (train, eval grpo.SliceDataset, err error) {
 	size := cmp.Or(d.Size, 10000)
 	switch d.Builtin {
 	case "":
-		if train, err = grpo.LoadJSONL(d.Path, d.JSONLFields); err != nil {
+		if train, err = grpo.LoadDataset(d.Path, d.JSONLFields); err != nil {
 			return nil, nil, err
 		}
 		eval = train
 		if d.EvalPath != "" {
-			if eval, err = grpo.LoadJSONL(d.EvalPath, d.JSONLFields); err != nil {
+			if eval, err = grpo.LoadDataset(d.EvalPath, d.JSONLFields); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -63,18 +63,22 @@ type tinySection struct {
 	WordsFromDataset int      `json:"words_from_dataset"`
 }
 
-// datasetSection is a JSONL file, or a built-in task's data.
+// datasetSection is a dataset file, or a built-in task's data.
 type datasetSection struct {
-	// Path is a JSONL file (one {"prompt", "answer"} or {"messages"} a line).
+	// Path is a dataset as the Hub serves it (grpo.LoadDataset): a
+	// .parquet, .jsonl or .json file (or .jsonl.gz, .json.gz), or a
+	// pattern for a split's shards such as "gsm8k/main/train-*.parquet";
+	// each row a {"prompt", "answer"} or {"messages"}.
 	Path string `json:"path"`
-	// EvalPath is a JSONL file for eval; default: the first eval.n of Path.
+	// EvalPath is the dataset for eval, in the same forms; default: the
+	// first eval.n of Path.
 	EvalPath string `json:"eval_path"`
 	// Builtin names a task's data instead: "gsm8k" (shipped train/test),
 	// "poker" (generated hands) or "wordle" (generated positions, one move).
 	Builtin string `json:"builtin"`
 	// Size is the examples a generated built-in makes; default 10000.
 	Size int `json:"size"`
-	// Field names of Path's lines (TRL's column names by default).
+	// Column names of Path's rows (TRL's by default).
 	grpo.JSONLFields
 	// SystemPrompt, if set, turns each prompt into a chat: this system
 	// message, then the prompt as the user's.
