@@ -38,12 +38,16 @@ func exists(path string) bool {
 	return err == nil
 }
 
+// inference holds weights as stored (a bf16 checkpoint stays bf16: half
+// the memory of float32, the same products, which widen them exactly).
+var inference = &model.Options{Storage: model.StorageAsStored}
+
 // loadModel reads the model folder dir (a Hugging Face folder, a saved
-// final/ or a checkpoint-N) and, when adapterDir is set, the PEFT adapter
-// there. The tokenizer comes from the adapter's folder when it has one,
+// final/ or a checkpoint-N) with opts (nil: float32) and, when adapterDir
+// is set, the PEFT adapter there. The tokenizer comes from the adapter's folder when it has one,
 // else from dir; so does constraint.json. A constraint that was not saved
 // is reported on warn.
-func loadModel(dir, adapterDir string, warn io.Writer) (*loaded, error) {
+func loadModel(dir, adapterDir string, opts *model.Options, warn io.Writer) (*loaded, error) {
 	if dir == "" {
 		return nil, usageError{errors.New("grpokit: -model is required")}
 	}
@@ -54,7 +58,7 @@ func loadModel(dir, adapterDir string, warn io.Writer) (*loaded, error) {
 		}
 		return nil, fmt.Errorf("grpokit: %s has no config.json (not a model folder)", dir)
 	}
-	m, err := model.Load(dir, nil)
+	m, err := model.Load(dir, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/tokenizer"
@@ -285,17 +286,17 @@ func TestMergeReloadsIdentically(t *testing.T) {
 		}
 		return out
 	}
-	withAdapter, err := loadModel(base, adapter, os.Stderr)
+	withAdapter, err := loadModel(base, adapter, nil, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ref := logits(withAdapter, false)
-	inMemory, err := loadModel(base, adapter, os.Stderr)
+	inMemory, err := loadModel(base, adapter, nil, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := logits(inMemory, true)
-	back, err := loadModel(merged, "", os.Stderr)
+	back, err := loadModel(merged, "", nil, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +323,7 @@ func TestMergeReloadsIdentically(t *testing.T) {
 	if d, err := model.WeightsDType(bf); err != nil || d != "BF16" || !strings.Contains(string(cfgJSON), `"torch_dtype": "bfloat16"`) {
 		t.Errorf("bf16 merge: dtype %q, %v; config.json %s", d, err, cfgJSON)
 	}
-	if _, err := loadModel(bf, "", os.Stderr); err != nil {
+	if _, err := loadModel(bf, "", inference, os.Stderr); err != nil {
 		t.Errorf("bf16 merge does not load: %v", err)
 	}
 }
@@ -554,6 +555,93 @@ eval: {n: 3}
 	for _, want := range []string{"300 training / 3 eval examples", "trained 1 steps"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("train output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TRL's model options: QLoRA's quantized base (load_in_4bit with nested
+// quantization, load_in_8bit) and the compute dtype reach the model, as the
+// memory plan shows; combinations PEFT refuses are errors.
+func TestModelOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name, keys, want string
+	}{
+		{"nf4", "  load_in_4bit: true\n  bnb_4bit_quant_type: nf4\n  use_bnb_nested_quant: true\n", "LoRA r=4, base held as nf4 (double quant), compute float32"},
+		{"int8", "  load_in_8bit: true\n", "LoRA r=4, base held as int8, compute float32"},
+		{"bf16", "  dtype: bfloat16\n", "LoRA r=4, base held as stored, compute bfloat16"},
+		{"auto", "  torch_dtype: auto\n", "LoRA r=4, base held as stored, compute float32"},
+		{"rslora", "  use_rslora: true\n", "trained 1 steps"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := toyRun(t, dir, true, 1)
+			body, err := os.ReadFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body = []byte(strings.Replace(string(body), "  use_peft: true\n", "  use_peft: true\n"+tc.keys, 1))
+			if err := os.WriteFile(cfg, body, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := run(context.Background(), []string{"train", "-config", cfg}, &out); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			if !strings.Contains(out.String(), tc.want) {
+				t.Errorf("train output lacks %q:\n%s", tc.want, out.String())
+			}
+			peft, err := os.ReadFile(filepath.Join(dir, "run", "final", "adapter_config.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rs := strings.Contains(string(peft), `"use_rslora": true`); rs != (tc.name == "rslora") {
+				t.Errorf("adapter_config.json says use_rslora %t:\n%s", rs, peft)
+			}
+		})
+	}
+	for _, tc := range []struct{ keys, want string }{
+		{"  use_peft: false\n  load_in_4bit: true\n", "trains only as a LoRA adapter: set use_peft: true"},
+		{"  load_in_4bit: true\n  load_in_8bit: true\n", "load_in_4bit and load_in_8bit: give one"},
+		{"  load_in_4bit: true\n  bnb_4bit_quant_type: fp4\n", `bnb_4bit_quant_type "fp4": only nf4 is supported`},
+		{"  use_bnb_nested_quant: true\n", "needs load_in_4bit: true"},
+		{"  dtype: float16\n", `compute dtype "float16" is not supported`},
+		{"  dtype: bfloat16\n  torch_dtype: float32\n", `dtype "bfloat16" and torch_dtype "float32" differ`},
+	} {
+		dir := t.TempDir()
+		cfg := toyRun(t, dir, true, 1)
+		body, _ := os.ReadFile(cfg)
+		body = []byte(strings.Replace(strings.Replace(string(body), "  use_peft: true\n", "", 1), "  lora_r: 4\n", "  lora_r: 4\n"+tc.keys, 1))
+		if !strings.Contains(tc.keys, "use_peft") {
+			body = []byte(strings.Replace(string(body), "  lora_r: 4\n", "  lora_r: 4\n  use_peft: true\n", 1))
+		}
+		if err := os.WriteFile(cfg, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := run(context.Background(), []string{"train", "-config", cfg}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error containing %q", tc.keys, err, tc.want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "run")); err == nil {
+			t.Errorf("%q: the refused config wrote %s", tc.keys, filepath.Join(dir, "run"))
+		}
+	}
+}
+
+// "auto" is the checkpoint's own dtype, as in transformers.
+func TestModelOptionsAuto(t *testing.T) {
+	for _, tc := range []struct {
+		m          modelSection
+		checkpoint string
+		want       dtypes.DType
+	}{
+		{modelSection{DType: "auto"}, "bfloat16", dtypes.BFloat16},
+		{modelSection{TorchDType: "AUTO"}, "float32", dtypes.Float32},
+		{modelSection{DType: "torch.bfloat16"}, "float32", dtypes.BFloat16},
+		{modelSection{}, "bfloat16", dtypes.Float32},
+	} {
+		opts, err := tc.m.options(tc.checkpoint)
+		if err != nil || opts.Compute != tc.want {
+			t.Errorf("%+v over a %s checkpoint: %v, %v; want %s", tc.m, tc.checkpoint, opts, err, tc.want)
 		}
 	}
 }

@@ -130,7 +130,7 @@ func replaceDir(src, dst string) error {
 // writeMerged writes base + adapter, merged, as a Hugging Face folder in
 // dst, and returns the weights' dtype and the number of parameters.
 func writeMerged(base, adapterDir, dst, dtype string) (string, int, error) {
-	l, err := loadModel(base, adapterDir, os.Stderr)
+	l, err := loadModel(base, adapterDir, nil, os.Stderr)
 	if err != nil {
 		return "", 0, err
 	}

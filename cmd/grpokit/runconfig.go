@@ -1,13 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/strictcfg"
+	"github.com/grpokit/grpokit/model"
 )
 
 // runConfig is train's (and eval's) config file: grpo.Config's settings
@@ -48,6 +51,51 @@ type modelSection struct {
 	LoraAlpha         float64  `json:"lora_alpha"`
 	LoraDropout       float64  `json:"lora_dropout"`
 	LoraTargetModules []string `json:"lora_target_modules"`
+	// UseRSLoRA scales B·A by lora_alpha/sqrt(lora_r) (TRL: use_rslora).
+	UseRSLoRA bool `json:"use_rslora"`
+	// DType is the dtype the model computes in (TRL: dtype, formerly
+	// torch_dtype): "float32" (the default), "bfloat16" (as transformers
+	// under torch_dtype=bfloat16), or "auto" for the checkpoint's own
+	// torch_dtype. float16 is refused.
+	DType      string `json:"dtype"`
+	TorchDType string `json:"torch_dtype"` // TRL's older name for dtype
+	// QLoRA, with TRL's names: the frozen base held 4-bit (load_in_4bit;
+	// bnb_4bit_quant_type "nf4"; use_bnb_nested_quant quantizes the
+	// scales again) or 8-bit (load_in_8bit). Needs use_peft, as in PEFT.
+	// Without them a LoRA run holds the base as stored (a bf16 checkpoint
+	// stays bf16), and full fine-tuning holds float32 masters.
+	LoadIn4bit        bool   `json:"load_in_4bit"`
+	LoadIn8bit        bool   `json:"load_in_8bit"`
+	BnB4bitQuantType  string `json:"bnb_4bit_quant_type"`
+	UseBnBNestedQuant bool   `json:"use_bnb_nested_quant"`
+}
+
+// dtype is the compute dtype asked for under either of TRL's names.
+func (m modelSection) dtype() string { return cmp.Or(m.DType, m.TorchDType) }
+
+// options are the model.Options the section asks for; checkpointDType is
+// the checkpoint's own torch_dtype, which "auto" means.
+func (m modelSection) options(checkpointDType string) (*model.Options, error) {
+	d := m.dtype()
+	if strings.EqualFold(d, "auto") {
+		d = checkpointDType
+	}
+	compute, err := model.ParseCompute(d)
+	if err != nil {
+		return nil, fmt.Errorf("grpokit: config: model.dtype: %w", err)
+	}
+	opts := &model.Options{Compute: compute}
+	if m.UsePEFT {
+		// The base is frozen: keep it as stored, or quantize it (QLoRA).
+		opts.Storage = model.StorageAsStored
+		switch {
+		case m.LoadIn4bit:
+			opts.Storage, opts.DoubleQuant = model.StorageNF4, m.UseBnBNestedQuant
+		case m.LoadIn8bit:
+			opts.Storage = model.StorageInt8
+		}
+	}
+	return opts, nil
 }
 
 // tinySection is model.TinyConfig plus the tokenizer's words.
@@ -164,6 +212,26 @@ func (c *runConfig) validate() error {
 	}
 	if c.Model.UsePEFT && c.Model.LoraR < 1 {
 		bad("model.lora_r %d: want ≥ 1", c.Model.LoraR)
+	}
+	m := c.Model
+	if m.DType != "" && m.TorchDType != "" && !strings.EqualFold(m.DType, m.TorchDType) {
+		bad("model: dtype %q and torch_dtype %q differ (torch_dtype is the older name of dtype: give one)", m.DType, m.TorchDType)
+	}
+	if d := m.dtype(); !strings.EqualFold(d, "auto") {
+		if _, err := model.ParseCompute(d); err != nil {
+			bad("model.dtype: %v", err)
+		}
+	}
+	switch {
+	case m.LoadIn4bit && m.LoadIn8bit:
+		bad("model: load_in_4bit and load_in_8bit: give one")
+	case (m.LoadIn4bit || m.LoadIn8bit) && !m.UsePEFT:
+		bad("model: load_in_4bit/load_in_8bit quantize a frozen base, which trains only as a LoRA adapter: set use_peft: true")
+	case m.UseBnBNestedQuant && !m.LoadIn4bit:
+		bad("model: use_bnb_nested_quant quantizes the 4-bit base's scales: it needs load_in_4bit: true")
+	}
+	if q := m.BnB4bitQuantType; q != "" && !strings.EqualFold(q, "nf4") {
+		bad("model.bnb_4bit_quant_type %q: only nf4 is supported", q)
 	}
 	if (c.Dataset.Path == "") == (c.Dataset.Builtin == "") {
 		bad("dataset: give exactly one of path and builtin")

@@ -59,6 +59,19 @@ type setup struct {
 	tiny        bool
 }
 
+// trainingForm says what trains and how the weights are held and computed:
+// "LoRA r=8, base held as nf4 (double quant), compute float32".
+func trainingForm(c modelSection, m *model.Model) string {
+	form := "full fine-tuning"
+	if c.UsePEFT {
+		form = fmt.Sprintf("LoRA r=%d, base held as %s", c.LoraR, m.Storage())
+		if c.LoadIn4bit && c.UseBnBNestedQuant {
+			form += " (double quant)"
+		}
+	}
+	return fmt.Sprintf("%s, compute %s", form, strings.ToLower(m.Compute().String()))
+}
+
 // prepare loads the data and the model of c and builds the policy. When
 // resuming, a tiny model must be the one the run built (model.ResumeTiny),
 // and its initial-model folder stays as it is.
@@ -93,15 +106,27 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		if resuming {
 			build = model.ResumeTiny
 		}
+		opts, err := c.Model.options("float32")
+		if err != nil {
+			return nil, err
+		}
 		m, tok, err := build(dir, slices.Compact(words), model.TinyConfig{
 			Hidden: t.Hidden, Layers: t.Layers, Heads: t.Heads, Intermediate: t.Intermediate, MaxPositions: t.MaxPositions,
-		}, uint64(c.Seed), nil)
+		}, uint64(c.Seed), opts)
 		if err != nil {
 			return nil, err
 		}
 		s.loaded, s.tiny = &loaded{model: m, tok: tok}, true
 	} else {
-		m, err := model.Load(c.Model.Path, nil)
+		cfg, err := model.ReadConfig(filepath.Join(c.Model.Path, "config.json"))
+		if err != nil {
+			return nil, err
+		}
+		opts, err := c.Model.options(cfg.TorchDType)
+		if err != nil {
+			return nil, err
+		}
+		m, err := model.Load(c.Model.Path, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +139,7 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 	if c.Model.UsePEFT {
 		r := c.Model.LoraR
 		s.loaded.adapter, err = lora.Attach(s.loaded.model, lora.Config{R: r, Alpha: cmp.Or(c.Model.LoraAlpha, float64(2*r)),
-			Dropout: c.Model.LoraDropout, TargetModules: c.Model.LoraTargetModules, Seed: uint64(c.Seed)})
+			Dropout: c.Model.LoraDropout, TargetModules: c.Model.LoraTargetModules, RSLoRA: c.Model.UseRSLoRA, Seed: uint64(c.Seed)})
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +154,7 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		return nil, err
 	}
 	fmt.Fprintf(out, "grpokit: model %s (%d parameters, %s), %d training / %d eval examples, rewards %s\n",
-		cmp.Or(c.Model.Path, "tiny (from scratch)"), s.loaded.model.NumParams(), map[bool]string{true: "LoRA", false: "full fine-tuning"}[c.Model.UsePEFT],
+		cmp.Or(c.Model.Path, "tiny (from scratch)"), s.loaded.model.NumParams(), trainingForm(c.Model, s.loaded.model),
 		len(s.train), len(s.eval), rewardNames(s.rewards))
 	return s, nil
 }
