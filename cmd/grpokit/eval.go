@@ -46,7 +46,7 @@ func evalCmd(ctx context.Context, args []string, out io.Writer) error {
 		if s.rewards, err = buildRewards(c.Rewards); err != nil {
 			return err
 		}
-		if s.loaded, err = loadModel(*modelDir, *adapterDir, inference, os.Stderr); err != nil {
+		if s.loaded, err = loadModel(*modelDir, *adapterDir, inference(*adapterDir), os.Stderr); err != nil {
 			return err
 		}
 		if s.policy, err = s.loaded.policy(); err != nil {

@@ -27,7 +27,7 @@ func generateCmd(ctx context.Context, args []string, out io.Writer) error {
 	if *n < 1 {
 		return usageError{fmt.Errorf("grpokit generate: -n %d: want ≥ 1", *n)}
 	}
-	l, err := loadModel(s.model, s.adapter, inference, os.Stderr)
+	l, err := loadModel(s.model, s.adapter, inference(s.adapter), os.Stderr)
 	if err != nil {
 		return err
 	}

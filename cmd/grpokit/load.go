@@ -38,9 +38,19 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// inference holds weights as stored (a bf16 checkpoint stays bf16: half
-// the memory of float32, the same products, which widen them exactly).
-var inference = &model.Options{Storage: model.StorageAsStored}
+// inference is how generate, chat and eval hold a model: a LoRA base as
+// stored (a bf16 checkpoint stays bf16; the products widen it exactly, so
+// the outputs are the same), a model without an adapter in float32.
+// Measured on a Qwen3-0.6B shape (bf16, 8 new tokens): with an adapter
+// 1.59 GB peak RSS and 7.4 s as stored against 2.83 GB and 11.7 s in
+// float32; without one, as stored kept float32 copies of the weights
+// alive (live heap 2.35 GB; 3.99 GB peak against 2.79 GB).
+func inference(adapterDir string) *model.Options {
+	if adapterDir == "" {
+		return nil
+	}
+	return &model.Options{Storage: model.StorageAsStored}
+}
 
 // loadModel reads the model folder dir (a Hugging Face folder, a saved
 // final/ or a checkpoint-N) with opts (nil: float32) and, when adapterDir

@@ -323,7 +323,7 @@ func TestMergeReloadsIdentically(t *testing.T) {
 	if d, err := model.WeightsDType(bf); err != nil || d != "BF16" || !strings.Contains(string(cfgJSON), `"torch_dtype": "bfloat16"`) {
 		t.Errorf("bf16 merge: dtype %q, %v; config.json %s", d, err, cfgJSON)
 	}
-	if _, err := loadModel(bf, "", inference, os.Stderr); err != nil {
+	if _, err := loadModel(bf, "", nil, os.Stderr); err != nil {
 		t.Errorf("bf16 merge does not load: %v", err)
 	}
 }
