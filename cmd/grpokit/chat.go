@@ -30,6 +30,7 @@ func chat(ctx context.Context, args []string, in io.Reader, out io.Writer) error
 	if err != nil {
 		return err
 	}
+	l.chatVars = s.chatVars
 	p, err := l.policy()
 	if err != nil {
 		return err

@@ -49,6 +49,7 @@ func evalCmd(ctx context.Context, args []string, out io.Writer) error {
 		if s.loaded, err = loadModel(*modelDir, *adapterDir, inference(*adapterDir), os.Stderr); err != nil {
 			return err
 		}
+		s.loaded.chatVars = c.ChatTemplateKwargs
 		if s.policy, err = s.loaded.policy(); err != nil {
 			return err
 		}

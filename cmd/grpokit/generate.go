@@ -31,6 +31,7 @@ func generateCmd(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	l.chatVars = s.chatVars
 	p, err := l.policy()
 	if err != nil {
 		return err

@@ -21,6 +21,9 @@ type loaded struct {
 	tok        *tokenizer.Pretrained
 	adapter    *lora.Adapter
 	constraint model.Constraint
+	// chatVars are the chat template's extra variables (TRL's
+	// chat_template_kwargs).
+	chatVars map[string]any
 }
 
 // folder resolves a checkpoint-N folder to its policy/ subfolder.
@@ -104,9 +107,11 @@ func loadModel(dir, adapterDir string, opts *model.Options, warn io.Writer) (*lo
 	return l, nil
 }
 
-// policy returns the LMPolicy of l (never trains: no reference copy).
+// policy returns the LMPolicy of l (it has no reference copy until a
+// trainer asks for one).
 func (l *loaded) policy() (*grpo.LMPolicy, error) {
-	return grpo.NewLMPolicy(l.model, l.adapter, l.tok, &grpo.LMPolicyOptions{Constraint: l.constraint})
+	return grpo.NewLMPolicy(l.model, l.adapter, l.tok, &grpo.LMPolicyOptions{
+		Constraint: l.constraint, ChatOptions: tokenizer.ChatOptions{Vars: l.chatVars}})
 }
 
 // choicesTrie is the constraint admitting exactly one of choices, then EOS.

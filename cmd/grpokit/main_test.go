@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/internal/sharedtest"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/tokenizer"
 )
@@ -436,6 +438,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"merge", "-model", "a", "-adapter", "b"}, "-model, -adapter and -out are required"},
 		{[]string{"train"}, "-config is required"},
 		{[]string{"eval", "-config", cfg, "-n", "-1"}, "-n -1 -show 3: want ≥ 0"},
+		{[]string{"generate", "-model", "m", "-prompt", "hi", "-chat-template-kwargs", "enable_thinking=false"}, "-chat-template-kwargs: want a JSON object"},
+		{[]string{"chat", "-model", "m", "-chat-template-kwargs", "[1]"}, "-chat-template-kwargs: want a JSON object"},
 	} {
 		err := run(context.Background(), c.args, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -642,6 +646,90 @@ func TestModelOptionsAuto(t *testing.T) {
 		opts, err := tc.m.options(tc.checkpoint)
 		if err != nil || opts.Compute != tc.want {
 			t.Errorf("%+v over a %s checkpoint: %v, %v; want %s", tc.m, tc.checkpoint, opts, err, tc.want)
+		}
+	}
+}
+
+// qwen3Folder writes a Qwen3-architecture model folder with random weights
+// (small shapes, the real vocabulary) and Qwen3's real tokenizer files.
+func qwen3Folder(t *testing.T) string {
+	t.Helper()
+	shared := sharedtest.Dir(t, "tokenizers")
+	dir := t.TempDir()
+	cfg := model.Config{ModelType: "qwen3", VocabSize: 151936, HiddenSize: 16, IntermediateSize: 32, NumHiddenLayers: 1,
+		NumAttentionHeads: 2, NumKeyValueHeads: 1, HeadDim: 8, MaxPositionEmbeddings: 256, RMSNormEps: 1e-6,
+		RopeTheta: 1e6, TieWordEmbeddings: true, HiddenAct: "silu", BOSTokenID: 151643, EOSTokenIDs: []int{151645}}
+	if err := model.WriteRandomHF(dir, cfg, 1, "bf16"); err != nil {
+		t.Fatal(err)
+	}
+	zf, err := os.Open(filepath.Join(shared, "qwen3.tokenizer.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zf.Close()
+	zr, err := gzip.NewReader(zf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := os.ReadFile(filepath.Join(shared, "qwen3.tokenizer_config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), tok, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), tc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// chat_template_kwargs reaches Qwen3's real chat template: enable_thinking
+// false renders the empty think block that turns thinking off, as
+// transformers' apply_chat_template does.
+func TestChatTemplateKwargs(t *testing.T) {
+	dir := qwen3Folder(t)
+	data := filepath.Join(t.TempDir(), "d.jsonl")
+	if err := os.WriteFile(data, []byte(`{"prompt": [{"role": "user", "content": "hi"}], "answer": "1"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		kwargs string
+		think  bool
+	}{
+		{"", false},
+		{"chat_template_kwargs: {enable_thinking: false}\n", true},
+		{"chat_template_kwargs: {enable_thinking: true}\n", false},
+	} {
+		cfgPath := filepath.Join(t.TempDir(), "run.yaml")
+		body := fmt.Sprintf("output_dir: %s\nmodel: {model_name_or_path: %s}\ndataset: {path: %s}\nrewards: [{type: exact}]\n%s",
+			filepath.Join(t.TempDir(), "run"), dir, data, tc.kwargs)
+		if err := os.WriteFile(cfgPath, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := loadRunConfig(cfgPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := prepare(&c, false, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := s.policy.PromptIDs(s.train[0], 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := s.loaded.tok.Tokenizer.Decode(ids, false)
+		want := "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+		if tc.think {
+			want += "<think>\n\n</think>\n\n"
+		}
+		if text != want {
+			t.Errorf("%q: prompt %q, want %q", tc.kwargs, text, want)
 		}
 	}
 }

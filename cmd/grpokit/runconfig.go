@@ -33,6 +33,9 @@ type runConfig struct {
 	TimeLimit duration `json:"time_limit"`
 	// Resume continues from the newest checkpoint in output_dir.
 	Resume bool `json:"resume"`
+	// ChatTemplateKwargs are extra variables of the chat template (TRL:
+	// chat_template_kwargs), e.g. {enable_thinking: false} for Qwen3.
+	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
 	// Backend is the GoMLX backend ("go", "xla:cpu", ...); "" uses
 	// $GOMLX_BACKEND, else the pure-Go one.
 	Backend string `json:"backend"`

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
+	"fmt"
 
 	"github.com/grpokit/grpokit/grpo"
 )
@@ -15,6 +17,7 @@ type sampling struct {
 	topK           int
 	seed           uint64
 	raw            bool
+	chatVars       map[string]any
 }
 
 func (s *sampling) register(fs *flag.FlagSet) {
@@ -26,6 +29,13 @@ func (s *sampling) register(fs *flag.FlagSet) {
 	fs.IntVar(&s.topK, "top-k", 0, "sample among the K most likely tokens (0: off)")
 	fs.Uint64Var(&s.seed, "seed", 1, "sampling seed")
 	fs.BoolVar(&s.raw, "raw", false, "send the prompt as plain text, without the chat template")
+	fs.Func("chat-template-kwargs", `extra chat template variables as JSON (TRL's chat_template_kwargs), e.g. '{"enable_thinking": false}'`, func(v string) error {
+		s.chatVars = nil
+		if err := json.Unmarshal([]byte(v), &s.chatVars); err != nil {
+			return fmt.Errorf("want a JSON object: %v", err)
+		}
+		return nil
+	})
 }
 
 func (s *sampling) options() grpo.GenerateOptions {

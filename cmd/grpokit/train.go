@@ -149,7 +149,8 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 			return nil, err
 		}
 	}
-	s.policy, err = grpo.NewLMPolicy(s.loaded.model, s.loaded.adapter, s.loaded.tok, &grpo.LMPolicyOptions{Constraint: s.loaded.constraint})
+	s.loaded.chatVars = c.ChatTemplateKwargs
+	s.policy, err = s.loaded.policy()
 	if err != nil {
 		return nil, err
 	}
