@@ -733,3 +733,34 @@ func TestChatTemplateKwargs(t *testing.T) {
 		}
 	}
 }
+
+// The README's example config is one grpokit accepts: every key known,
+// the sections valid, the rewards buildable.
+func TestReadmeConfig(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "```yaml\n")
+	block, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("README has no yaml block")
+	}
+	path := filepath.Join(t.TempDir(), "readme.yaml")
+	if err := os.WriteFile(path, []byte(block), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadRunConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := buildRewards(c.Rewards); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Model.LoadIn4bit || c.ChatTemplateKwargs["enable_thinking"] != false || c.Dataset.Prompt != "question" {
+		t.Errorf("README config read as %+v", c)
+	}
+}
