@@ -764,3 +764,36 @@ func TestReadmeConfig(t *testing.T) {
 		t.Errorf("README config read as %+v", c)
 	}
 }
+
+// A config carrying TRL's own keys loads: those with no effect here are
+// accepted with a note (printed before training), those grpokit cannot
+// honour are errors that say so.
+func TestTRLKeys(t *testing.T) {
+	dir := t.TempDir()
+	cfg := toyRun(t, dir, true, 1)
+	body, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trl := "report_to: wandb\nuse_vllm: false\nbf16: true\noptim: adamw_torch_fused\nlogging_strategy: steps\n" +
+		strings.Replace(string(body), "  use_peft: true\n", "  use_peft: true\n  attn_implementation: sdpa\n  lora_task_type: CAUSAL_LM\n", 1)
+	if err := os.WriteFile(cfg, []byte(trl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"train", "-config", cfg}, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{`grpokit: config: bf16: true has no effect`, `grpokit: config: model.attn_implementation: "sdpa" has no effect`,
+		`grpokit: config: report_to: "wandb" has no effect`, "trained 1 steps"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("train output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if err := os.WriteFile(cfg, []byte("use_vllm: true\n"+string(body)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), []string{"train", "-config", cfg}, io.Discard); err == nil || !strings.Contains(err.Error(), "use_vllm: true is not supported") {
+		t.Errorf("use_vllm: true: %v", err)
+	}
+}

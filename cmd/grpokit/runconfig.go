@@ -10,6 +10,7 @@ import (
 
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/strictcfg"
+	"github.com/grpokit/grpokit/internal/trlkeys"
 	"github.com/grpokit/grpokit/model"
 )
 
@@ -39,6 +40,9 @@ type runConfig struct {
 	// Backend is the GoMLX backend ("go", "xla:cpu", ...); "" uses
 	// $GOMLX_BACKEND, else the pure-Go one.
 	Backend string `json:"backend"`
+
+	// notes say which of TRL's keys in the file have no effect here.
+	notes []string
 }
 
 // modelSection names the model: Path, or Tiny to build one from scratch.
@@ -196,7 +200,16 @@ func loadRunConfig(path string) (runConfig, error) {
 	if path == "" {
 		return c, usageError{errors.New("grpokit: -config is required")}
 	}
-	if err := strictcfg.DecodeFile(path, &c); err != nil {
+	// TRL's keys without a grpokit setting are accepted where they change
+	// nothing (with a note when set) and explained where they would.
+	trl := func(key string, v any) (bool, error) {
+		known, note, err := trlkeys.Check(key, v)
+		if note != "" {
+			c.notes = append(c.notes, note)
+		}
+		return known, err
+	}
+	if err := strictcfg.DecodeFileForeign(path, &c, trl); err != nil {
 		return c, fmt.Errorf("grpokit: config %w", err)
 	}
 	// A shell expands ~ in flags, not in a config file's values.

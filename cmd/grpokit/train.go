@@ -79,6 +79,9 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
+	for _, n := range c.notes {
+		fmt.Fprintf(out, "grpokit: config: %s\n", n)
+	}
 	if c.Backend != "" {
 		if err := os.Setenv("GOMLX_BACKEND", c.Backend); err != nil {
 			return nil, err

@@ -37,9 +37,19 @@ func ExpandHome(p string) string {
 	return filepath.Join(home, p[1:])
 }
 
+// Foreign answers for a key the struct has no field for (path is the
+// key with its sections, "model.use_dora"), before it is reported as
+// unknown: known true accepts it (its value is not decoded), a non-nil
+// error replaces the unknown-key error. It lets a config accept or
+// explain another program's keys (TRL's) without fields for them.
+type Foreign func(path string, value any) (known bool, err error)
+
 // DecodeFile reads path and decodes it into v (see Decode); a file named
 // *.yaml or *.yml is read as YAML, anything else as JSON.
-func DecodeFile(path string, v any) error {
+func DecodeFile(path string, v any) error { return DecodeFileForeign(path, v, nil) }
+
+// DecodeFileForeign is DecodeFile with foreign's answer for unknown keys.
+func DecodeFileForeign(path string, v any, foreign Foreign) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -49,7 +59,7 @@ func DecodeFile(path string, v any) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	if err := Decode(data, v); err != nil {
+	if err := DecodeForeign(data, v, foreign); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
@@ -110,7 +120,10 @@ func jsonable(v any) (any, error) {
 // Decode decodes the JSON object data into v, a pointer to a struct that
 // holds the defaults: keys present replace them, keys absent keep them.
 // Every unknown key is reported (joined), each with the nearest known key.
-func Decode(data []byte, v any) error {
+func Decode(data []byte, v any) error { return DecodeForeign(data, v, nil) }
+
+// DecodeForeign is Decode with foreign's answer for unknown keys.
+func DecodeForeign(data []byte, v any, foreign Foreign) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return errors.New("strictcfg: Decode needs a non-nil pointer")
@@ -124,7 +137,7 @@ func Decode(data []byte, v any) error {
 	if dec.More() {
 		return errors.New("trailing data after the JSON object")
 	}
-	if err := errors.Join(check(doc, rv.Type().Elem(), "")...); err != nil {
+	if err := errors.Join(check(doc, rv.Type().Elem(), "", foreign)...); err != nil {
 		return err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
@@ -143,7 +156,7 @@ var (
 )
 
 // check returns an error for each key of doc that t has no field for.
-func check(doc any, t reflect.Type, path string) []error {
+func check(doc any, t reflect.Type, path string, foreign Foreign) []error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -165,6 +178,15 @@ func check(doc any, t reflect.Type, path string) []error {
 		sort.Strings(keys)
 		for _, k := range keys {
 			ft, ok := fields[k]
+			if !ok && foreign != nil {
+				known, err := foreign(path+k, obj[k])
+				if err != nil {
+					errs = append(errs, err)
+				}
+				if known || err != nil {
+					continue
+				}
+			}
 			if !ok {
 				names := make([]string, 0, len(fields))
 				for n := range fields {
@@ -177,18 +199,18 @@ func check(doc any, t reflect.Type, path string) []error {
 				errs = append(errs, errors.New(msg))
 				continue
 			}
-			errs = append(errs, check(obj[k], ft, path+k+".")...)
+			errs = append(errs, check(obj[k], ft, path+k+".", foreign)...)
 		}
 	case reflect.Map:
 		if obj, ok := doc.(map[string]any); ok {
 			for k, e := range obj {
-				errs = append(errs, check(e, t.Elem(), path+k+".")...)
+				errs = append(errs, check(e, t.Elem(), path+k+".", foreign)...)
 			}
 		}
 	case reflect.Slice, reflect.Array:
 		if arr, ok := doc.([]any); ok {
 			for i, e := range arr {
-				errs = append(errs, check(e, t.Elem(), fmt.Sprintf("%s%d.", path, i))...)
+				errs = append(errs, check(e, t.Elem(), fmt.Sprintf("%s%d.", path, i), foreign)...)
 			}
 		}
 	}

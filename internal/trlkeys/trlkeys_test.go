@@ -1,0 +1,140 @@
+package trlkeys_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/internal/strictcfg"
+	"github.com/grpokit/grpokit/internal/trlkeys"
+)
+
+// readKeys reads a testdata file of TRL's fields (copied from TRL's and
+// transformers' sources): key → default, as JSON.
+func readKeys(t *testing.T, name string) map[string]any {
+	t.Helper()
+	f, err := os.Open("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	keys := map[string]any{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, lit, _ := strings.Cut(line, "\t")
+		dec := json.NewDecoder(strings.NewReader(lit))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("%s: %s: %v", name, line, err)
+		}
+		keys[k] = v
+	}
+	if len(keys) < 15 {
+		t.Fatalf("%s: %d keys", name, len(keys))
+	}
+	return keys
+}
+
+// Every key of TRL 1.10's GRPOConfig (TrainingArguments included) is
+// either a grpo.Config setting or answered here, and at TRL's default
+// value it is accepted: a TRL config written out whole loads.
+func TestEveryTRLKeyAnswered(t *testing.T) {
+	fields := strictcfg.Fields(reflect.TypeFor[grpo.Config]())
+	answered := 0
+	for k, def := range readKeys(t, "trl-1.10-grpo-keys.tsv") {
+		if _, ok := fields[k]; ok {
+			continue
+		}
+		known, _, err := trlkeys.Check(k, def)
+		if !known {
+			t.Errorf("TRL's %q has no answer", k)
+		}
+		if err != nil {
+			t.Errorf("TRL's %q at its default %v: %v", k, def, err)
+		}
+		answered++
+	}
+	// The model keys: under model: in grpokit's config; at the top level
+	// they are refused with where they go.
+	for k, def := range readKeys(t, "trl-1.10-model-keys.tsv") {
+		known, _, err := trlkeys.Check(k, def)
+		if !known || err == nil || !strings.Contains(err.Error(), "goes under model:") {
+			t.Errorf("top-level %q: %v, %v; want it sent under model:", k, known, err)
+		}
+		answered++
+	}
+	t.Logf("%d keys answered", answered)
+}
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		key   string
+		value string // JSON
+		known bool
+		note  string // substring; "" wants none
+		err   string // substring; "" wants none
+	}{
+		{"report_to", `"none"`, true, "", ""},
+		{"report_to", `["wandb", "tensorboard"]`, true, `report_to: ["wandb","tensorboard"] has no effect: logging plumbing`, ""},
+		{"use_vllm", "false", true, "", ""},
+		{"use_vllm", "true", true, "", "TRL's use_vllm: true is not supported: grpokit generates with its own engine"},
+		{"optim", `"adamw_torch_fused"`, true, "", ""},
+		{"optim", `"adafactor"`, true, "", `optim: "adafactor" is not supported: grpokit's optimizer is AdamW`},
+		{"vllm_server_port", "8000", true, "", ""},
+		{"vllm_server_port", "8001", true, "vllm_server_port: 8001 has no effect: used only with use_vllm", ""},
+		{"ddp_timeout", "1800.0", true, "", ""}, // numbers compare as numbers
+		{"bf16", "true", true, "bf16: true has no effect: the model section's dtype sets the compute dtype", ""},
+		{"bf16", "false", true, "", ""},
+		{"fp16", "true", true, "", "float16 is not supported"},
+		{"lr_scheduler_kwargs", `{"num_cycles": 2}`, true, "", "take no extra arguments"},
+		{"dataset_name", `"openai/gsm8k"`, true, "", "grpokit downloads nothing"},
+		{"lora_r", "16", true, "", `TRL's "lora_r": a ModelConfig key: in grpokit's config it goes under model:`},
+		{"model.use_dora", "false", true, "", ""},
+		{"model.use_dora", "true", true, "", "DoRA is not implemented"},
+		{"model.lora_task_type", `"SEQ_CLS"`, true, "", "causal language models"},
+		{"model.attn_implementation", `"flash_attention_2"`, true, "has no effect", ""},
+		{"lerning_rate", "1", false, "", ""},
+		{"model.report_to", `"none"`, false, "", ""},
+		{"dataset.use_vllm", "false", false, "", ""},
+	} {
+		dec := json.NewDecoder(strings.NewReader(tc.value))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		known, note, err := trlkeys.Check(tc.key, v)
+		if known != tc.known || (tc.note == "") != (note == "") || !strings.Contains(note, tc.note) ||
+			(tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("Check(%s, %s) = %v, %q, %v; want %v, note %q, error %q", tc.key, tc.value, known, note, err, tc.known, tc.note, tc.err)
+		}
+	}
+}
+
+// grpo.DecodeConfig reads a TRL config: TRL's keys at their defaults and
+// inert ones pass, one asking for what grpokit does not do fails, a typo
+// still fails with its suggestion.
+func TestDecodeConfigTRL(t *testing.T) {
+	c, err := grpo.DecodeConfig([]byte(`{"learning_rate": 1e-6, "use_vllm": false, "report_to": "wandb", "bf16": true,
+		"gradient_checkpointing": true, "vllm_mode": "server", "optim": "adamw_torch", "num_generations": 8}`))
+	if err != nil || c.LearningRate != 1e-6 || !c.GradientCheckpointing {
+		t.Fatalf("%+v, %v", c, err)
+	}
+	for in, want := range map[string]string{
+		`{"use_vllm": true}`:    "use_vllm: true is not supported",
+		`{"lerning_rate": 0.1}`: `unknown key "lerning_rate" (did you mean "learning_rate"?)`,
+	} {
+		if _, err := grpo.DecodeConfig([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
+	}
+}
