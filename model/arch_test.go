@@ -107,3 +107,26 @@ func TestMultimodalSaveRoundTrip(t *testing.T) {
 	}
 	checkClose(t, "logits after save", got, want.Data, g.JSON.AttentionMask, want.Shape[2], 2e-4, 2e-4)
 }
+
+// TestConfigDType reads the checkpoint's dtype under both of transformers'
+// names: torch_dtype, and dtype (written since transformers 4.56), also at
+// the top of a multimodal config whose text_config lacks it.
+func TestConfigDType(t *testing.T) {
+	const dims = `"num_hidden_layers": 1, "hidden_size": 64, "intermediate_size": 96, "num_attention_heads": 2,
+		"num_key_value_heads": 1, "head_dim": 32, "vocab_size": 32`
+	for _, tc := range []struct{ js, want string }{
+		{`{"model_type": "qwen3", "torch_dtype": "bfloat16", ` + dims + `}`, "bfloat16"},
+		{`{"model_type": "qwen3", "dtype": "bfloat16", ` + dims + `}`, "bfloat16"},
+		{`{"model_type": "qwen3", "torch_dtype": "float32", "dtype": "bfloat16", ` + dims + `}`, "float32"},
+		{`{"model_type": "qwen3", ` + dims + `}`, ""},
+		{`{"model_type": "gemma3", "dtype": "bfloat16", "text_config": {"model_type": "gemma3_text", ` + dims + `}}`, "bfloat16"},
+	} {
+		c, err := ParseConfig([]byte(tc.js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.TorchDType != tc.want {
+			t.Errorf("%s: torch dtype %q, want %q", tc.js, c.TorchDType, tc.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,6 +102,8 @@ func ParseConfig(data []byte) (Config, error) {
 		ModelType  string          `json:"model_type"`
 		TextConfig json.RawMessage `json:"text_config"`
 		EOS        json.RawMessage `json:"eos_token_id"`
+		TorchDType string          `json:"torch_dtype"`
+		DType      string          `json:"dtype"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
 		return Config{}, fmt.Errorf("model: parse config.json: %w", err)
@@ -128,10 +131,14 @@ func ParseConfig(data []byte) (Config, error) {
 	var raw struct {
 		EOS     json.RawMessage `json:"eos_token_id"`
 		Pattern int             `json:"_sliding_window_pattern"`
+		DType   string          `json:"dtype"`
 	}
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return c, fmt.Errorf("model: parse config.json: %w", err)
 	}
+	// transformers 4.56 and later write "dtype" for "torch_dtype"; a
+	// multimodal checkpoint may give it at the top level only.
+	c.TorchDType = cmp.Or(c.TorchDType, raw.DType, top.TorchDType, top.DType)
 	if c.SlidingWindowPattern == 0 {
 		c.SlidingWindowPattern = raw.Pattern
 	}
