@@ -63,6 +63,12 @@ type LMPolicyOptions struct {
 	// Trainer with Beta ≠ 0 asks for it (NewTrainer then fails). Without it
 	// the copy is still only made for Beta ≠ 0.
 	NoReference bool
+	// Frozen makes a policy that only generates and scores (an evaluation,
+	// a chat): with no adapter the model keeps its weights as they are
+	// held (bf16, NF4, int8: half or less of float32's memory) and frozen,
+	// instead of becoming the float32 masters of full fine-tuning.
+	// NewTrainer refuses a frozen policy.
+	Frozen bool
 }
 
 // NewLMPolicy returns the policy of m. With adapter non-nil (from
@@ -80,7 +86,9 @@ func NewLMPolicy(m *model.Model, adapter *lora.Adapter, tok *tokenizer.Pretraine
 	if opts != nil {
 		p.opts = *opts
 	}
-	if adapter == nil {
+	if adapter == nil && p.opts.Frozen {
+		m.SetBaseTrainable(false)
+	} else if adapter == nil {
 		// Full fine-tuning trains float32 masters.
 		switch st := m.Storage(); {
 		case st.Quantized():

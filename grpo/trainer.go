@@ -105,6 +105,9 @@ func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, e
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	if lp, ok := policy.(*LMPolicy); ok && lp.opts.Frozen {
+		return nil, errors.New("grpo: NewTrainer: the policy is frozen (LMPolicyOptions.Frozen): it generates, it does not train")
+	}
 	trainable := policy.TrainableVariables()
 	if len(trainable) == 0 {
 		return nil, errors.New("grpo: NewTrainer: the policy has no trainable variables")

@@ -46,11 +46,11 @@ func evalCmd(ctx context.Context, args []string, out io.Writer) error {
 		if s.rewards, err = buildRewards(c.Rewards); err != nil {
 			return err
 		}
-		if s.loaded, err = loadModel(*modelDir, *adapterDir, inference(*adapterDir), os.Stderr); err != nil {
+		if s.loaded, err = loadModel(*modelDir, *adapterDir, inference, os.Stderr); err != nil {
 			return err
 		}
 		s.loaded.chatVars = c.ChatTemplateKwargs
-		if s.policy, err = s.loaded.policy(); err != nil {
+		if s.policy, err = s.loaded.policy(true); err != nil {
 			return err
 		}
 	} else {

@@ -27,12 +27,12 @@ func generateCmd(ctx context.Context, args []string, out io.Writer) error {
 	if *n < 1 {
 		return usageError{fmt.Errorf("grpokit generate: -n %d: want ≥ 1", *n)}
 	}
-	l, err := loadModel(s.model, s.adapter, inference(s.adapter), os.Stderr)
+	l, err := loadModel(s.model, s.adapter, inference, os.Stderr)
 	if err != nil {
 		return err
 	}
 	l.chatVars = s.chatVars
-	p, err := l.policy()
+	p, err := l.policy(true)
 	if err != nil {
 		return err
 	}

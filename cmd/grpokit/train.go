@@ -153,7 +153,7 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		}
 	}
 	s.loaded.chatVars = c.ChatTemplateKwargs
-	s.policy, err = s.loaded.policy()
+	s.policy, err = s.loaded.policy(false)
 	if err != nil {
 		return nil, err
 	}
