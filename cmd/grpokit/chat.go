@@ -26,11 +26,10 @@ func chat(ctx context.Context, args []string, in io.Reader, out io.Writer) error
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	l, err := loadModel(s.model, s.adapter, inference, os.Stderr)
+	l, err := s.load()
 	if err != nil {
 		return err
 	}
-	l.chatVars = s.chatVars
 	p, err := l.policy(true)
 	if err != nil {
 		return err

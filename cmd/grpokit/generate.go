@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/grpokit/grpokit/grpo"
 )
@@ -27,11 +26,10 @@ func generateCmd(ctx context.Context, args []string, out io.Writer) error {
 	if *n < 1 {
 		return usageError{fmt.Errorf("grpokit generate: -n %d: want ≥ 1", *n)}
 	}
-	l, err := loadModel(s.model, s.adapter, inference, os.Stderr)
+	l, err := s.load()
 	if err != nil {
 		return err
 	}
-	l.chatVars = s.chatVars
 	p, err := l.policy(true)
 	if err != nil {
 		return err

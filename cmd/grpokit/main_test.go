@@ -100,16 +100,19 @@ func TestTrainGenerateEval(t *testing.T) {
 			t.Errorf("missing %s", f)
 		}
 	}
-	// generate applies the saved constraint: every sample is a choice.
-	out.Reset()
-	err := run(context.Background(), []string{"generate", "-model", filepath.Join(runDir, "final"), "-raw", "-prompt", "say dog",
-		"-n", "4", "-temperature", "1", "-max-new-tokens", "3"}, &out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		if !strings.HasPrefix(line, "---") && !strings.Contains(" cat dog fish bird ", " "+line+" ") {
-			t.Errorf("generate gave %q, outside the saved constraint", line)
+	// generate applies the saved constraint: every sample is a choice
+	// (also with the weights quantized).
+	for _, q := range []string{"", "nf4", "int8"} {
+		out.Reset()
+		err := run(context.Background(), []string{"generate", "-model", filepath.Join(runDir, "final"), "-raw", "-prompt", "say dog",
+			"-n", "4", "-temperature", "1", "-max-new-tokens", "3", "-quantize", q}, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			if !strings.HasPrefix(line, "---") && !strings.Contains(" cat dog fish bird ", " "+line+" ") {
+				t.Errorf("generate -quantize %q gave %q, outside the saved constraint", q, line)
+			}
 		}
 	}
 	out.Reset()
@@ -440,6 +443,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"eval", "-config", cfg, "-n", "-1"}, "-n -1 -show 3: want ≥ 0"},
 		{[]string{"generate", "-model", "m", "-prompt", "hi", "-chat-template-kwargs", "enable_thinking=false"}, "-chat-template-kwargs: want a JSON object"},
 		{[]string{"chat", "-model", "m", "-chat-template-kwargs", "[1]"}, "-chat-template-kwargs: want a JSON object"},
+		{[]string{"generate", "-model", "m", "-prompt", "hi", "-quantize", "fp4"}, `-quantize "fp4": want nf4 or int8`},
 	} {
 		err := run(context.Background(), c.args, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
