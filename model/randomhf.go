@@ -47,6 +47,16 @@ func WriteRandomHF(dir string, cfg Config, seed uint64, dtype string) (err error
 	if err != nil {
 		return fmt.Errorf("model: encode config: %w", err)
 	}
+	// torch_dtype names the weights' dtype, as in a real checkpoint (a
+	// bf16 one says "bfloat16"; Config's JSON says float32, as Save writes).
+	var fields map[string]any
+	if err := json.Unmarshal(cfgJSON, &fields); err != nil {
+		return fmt.Errorf("model: encode config: %w", err)
+	}
+	fields["torch_dtype"] = map[string]string{"BF16": "bfloat16", "F32": "float32"}[stDType]
+	if cfgJSON, err = json.Marshal(fields); err != nil {
+		return fmt.Errorf("model: encode config: %w", err)
+	}
 	if err := writeFileAtomic(filepath.Join(dir, "config.json"), func(f *os.File) error {
 		_, err := f.Write(cfgJSON)
 		return err

@@ -27,6 +27,9 @@ func TestWriteRandomHF(t *testing.T) {
 			if err := WriteRandomHF(dir, tc.cfg, 7, "bf16"); err != nil {
 				t.Fatal(err)
 			}
+			if c, err := ReadConfig(filepath.Join(dir, "config.json")); err != nil || c.TorchDType != "bfloat16" {
+				t.Errorf("config.json torch_dtype %q (%v), want bfloat16 as the weights", c.TorchDType, err)
+			}
 			m, err := Load(dir, nil)
 			if err != nil {
 				t.Fatal(err)
