@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -267,17 +268,17 @@ func (a *Adapter) merged(module string) ([]float32, []int, error) {
 		return nil, nil, err
 	}
 	r, s := a.cfg.R, a.cfg.Scaling()
-	res := make([]float32, len(W))
+	// W is a copy (Model.Weight): merged in place.
 	for o := range out {
 		for i := range in {
 			acc := 0.0
 			for k := range r {
 				acc += float64(B[o*r+k]) * float64(A[k*in+i])
 			}
-			res[o*in+i] = float32(float64(W[o*in+i]) + s*acc)
+			W[o*in+i] = float32(float64(W[o*in+i]) + s*acc)
 		}
 	}
-	return res, shape, nil
+	return W, shape, nil
 }
 
 // Merge folds the adapters into the model's base weights (W += scaling·B·A)
@@ -314,26 +315,34 @@ func (a *Adapter) Merge() error {
 	return nil
 }
 
+// MergedWeight returns the values and shape of the model's weight name
+// (an HF name, "model.layers.0.self_attn.q_proj.weight") with the adapter
+// merged in: W + scaling·B·A for an adapted module's weight, the weight
+// itself otherwise. It changes nothing; one weight at a time, so a whole
+// merged model can be written without holding it (model.WriteSafetensorsFunc).
+func (a *Adapter) MergedWeight(name string) ([]float32, []int, error) {
+	if mod, ok := strings.CutSuffix(name, ".weight"); ok && slices.Contains(a.modules, mod) {
+		return a.merged(mod)
+	}
+	data, shape, err := a.m.Weight(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("lora: %w", err)
+	}
+	return data, shape, nil
+}
+
 // SaveMerged writes the model with the adapters merged in (HF layout:
-// config.json and model.safetensors) to dir, leaving the model unchanged.
+// config.json and an F32 model.safetensors) to dir, leaving the model
+// unchanged; the weights are merged and written one at a time.
 func (a *Adapter) SaveMerged(dir string) error {
 	cfg := a.m.Config()
-	var ts []model.NamedTensor
-	for _, w := range cfg.Weights() {
-		var data []float32
-		var shape []int
-		var err error
-		if mod, ok := strings.CutSuffix(w.Name, ".weight"); ok && slices.Contains(a.modules, mod) {
-			data, shape, err = a.merged(mod)
-		} else {
-			data, shape, err = a.m.Weight(w.Name)
-		}
-		if err != nil {
-			return err
-		}
-		ts = append(ts, model.NamedTensor{Name: w.Name, Shape: shape, Data: data})
+	if err := model.SaveHF(dir, cfg, nil); err != nil {
+		return err
 	}
-	return model.SaveHF(dir, cfg, ts)
+	return model.WriteSafetensorsFunc(filepath.Join(dir, "model.safetensors"), cfg.Weights(), "F32", func(name string) ([]float32, error) {
+		data, _, err := a.MergedWeight(name)
+		return data, err
+	})
 }
 
 // dropout zeroes inputs with probability rate and rescales the rest, only

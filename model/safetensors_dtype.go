@@ -1,12 +1,13 @@
 package model
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,22 +18,31 @@ import (
 // (rounded to nearest even) or "F16", names sorted, with metadata
 // {"format": "pt"}, through a temporary file renamed into place.
 func WriteSafetensorsAs(path string, tensors []NamedTensor, dtype string) error {
+	specs := make([]WeightSpec, len(tensors))
+	byName := make(map[string][]float32, len(tensors))
+	for i, t := range tensors {
+		if _, dup := byName[t.Name]; dup {
+			return fmt.Errorf("model: write %s: duplicate tensor %q", path, t.Name)
+		}
+		specs[i], byName[t.Name] = WeightSpec{Name: t.Name, Shape: t.Shape}, t.Data
+	}
+	return WriteSafetensorsFunc(path, specs, dtype, func(name string) ([]float32, error) { return byName[name], nil })
+}
+
+// WriteSafetensorsFunc writes the tensors specs name to path as
+// WriteSafetensorsAs does, asking data for one tensor's values at a time:
+// only one tensor is held in float32, whatever the file's size (a merged
+// 8B model is written with one matrix in memory, not all of them).
+func WriteSafetensorsFunc(path string, specs []WeightSpec, dtype string, data func(name string) ([]float32, error)) (err error) {
 	size, ok := dtypeSize[dtype]
 	if !ok {
 		return fmt.Errorf("model: write %s: unsupported dtype %q (want F32, BF16 or F16)", path, dtype)
 	}
-	sorted := append([]NamedTensor(nil), tensors...)
+	sorted := slices.Clone(specs)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	header := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
 	off := 0
 	for _, t := range sorted {
-		n := 1
-		for _, d := range t.Shape {
-			n *= d
-		}
-		if n != len(t.Data) {
-			return fmt.Errorf("model: write %s: tensor %q has %d values for shape %v", path, t.Name, len(t.Data), t.Shape)
-		}
 		if _, dup := header[t.Name]; dup {
 			return fmt.Errorf("model: write %s: duplicate tensor %q", path, t.Name)
 		}
@@ -40,8 +50,8 @@ func WriteSafetensorsAs(path string, tensors []NamedTensor, dtype string) error 
 		if shape == nil {
 			shape = []int{}
 		}
-		header[t.Name] = TensorInfo{DType: dtype, Shape: shape, DataOffsets: [2]int{off, off + size*n}}
-		off += size * n
+		header[t.Name] = TensorInfo{DType: dtype, Shape: shape, DataOffsets: [2]int{off, off + size*numel(shape)}}
+		off += size * numel(shape)
 	}
 	js, err := json.Marshal(header)
 	if err != nil {
@@ -50,13 +60,30 @@ func WriteSafetensorsAs(path string, tensors []NamedTensor, dtype string) error 
 	if pad := len(js) % 8; pad != 0 {
 		js = append(js, []byte(strings.Repeat(" ", 8-pad))...)
 	}
-	var buf bytes.Buffer
-	buf.Grow(8 + len(js) + off)
-	binary.Write(&buf, binary.LittleEndian, uint64(len(js)))
-	buf.Write(js)
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	w := bufio.NewWriterSize(f, 1<<20)
+	binary.Write(w, binary.LittleEndian, uint64(len(js)))
+	w.Write(js)
 	var b [4]byte
 	for _, t := range sorted {
-		for _, v := range t.Data {
+		vals, err := data(t.Name)
+		if err != nil {
+			return fmt.Errorf("model: write %s: tensor %q: %w", path, t.Name, err)
+		}
+		if len(vals) != numel(t.Shape) {
+			return fmt.Errorf("model: write %s: tensor %q has %d values for shape %v", path, t.Name, len(vals), t.Shape)
+		}
+		for _, v := range vals {
 			switch dtype {
 			case "F32":
 				binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
@@ -65,18 +92,33 @@ func WriteSafetensorsAs(path string, tensors []NamedTensor, dtype string) error 
 			case "F16":
 				binary.LittleEndian.PutUint16(b[:], float16.Fromfloat32(v).Bits())
 			}
-			buf.Write(b[:size])
+			if _, err := w.Write(b[:size]); err != nil {
+				return fmt.Errorf("model: %w", err)
+			}
 		}
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("model: %w", err)
 	}
 	return nil
+}
+
+// numel is the number of values of shape (1 for a scalar).
+func numel(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
 }
 
 // bf16Bits rounds v to bfloat16 (nearest, ties to even; NaN stays NaN).

@@ -130,7 +130,9 @@ func replaceDir(src, dst string) error {
 // writeMerged writes base + adapter, merged, as a Hugging Face folder in
 // dst, and returns the weights' dtype and the number of parameters.
 func writeMerged(base, adapterDir, dst, dtype string) (string, int, error) {
-	l, err := loadModel(base, adapterDir, nil, os.Stderr)
+	// The base stays as stored; each weight is merged in float32 and
+	// written in turn, so only one float32 matrix is held at a time.
+	l, err := loadModel(base, adapterDir, inference, os.Stderr)
 	if err != nil {
 		return "", 0, err
 	}
@@ -143,22 +145,15 @@ func writeMerged(base, adapterDir, dst, dtype string) (string, int, error) {
 		}
 	}
 	dtype = strings.ToUpper(dtype)
-	if err := l.adapter.Merge(); err != nil {
-		return "", 0, err
-	}
 	cfg := l.model.Config()
-	var ts []model.NamedTensor
-	for _, w := range cfg.Weights() {
-		data, shape, err := l.model.Weight(w.Name)
-		if err != nil {
-			return "", 0, err
-		}
-		ts = append(ts, model.NamedTensor{Name: w.Name, Shape: shape, Data: data})
-	}
 	if err := model.SaveHF(dst, cfg, nil); err != nil {
 		return "", 0, err
 	}
-	if err := model.WriteSafetensorsAs(filepath.Join(dst, "model.safetensors"), ts, dtype); err != nil {
+	merged := func(name string) ([]float32, error) {
+		data, _, err := l.adapter.MergedWeight(name)
+		return data, err
+	}
+	if err := model.WriteSafetensorsFunc(filepath.Join(dst, "model.safetensors"), cfg.Weights(), dtype, merged); err != nil {
 		return "", 0, err
 	}
 	if err := setTorchDType(filepath.Join(dst, "config.json"), dtype); err != nil {
