@@ -429,20 +429,28 @@ func (m *Model) TrainableVariables() []*mlctx.Variable {
 // Save writes the model in HF layout to dir: config.json and a single F32
 // model.safetensors (adapters are not included; lora merges them).
 func (m *Model) Save(dir string) error {
-	var ts []NamedTensor
-	for _, w := range m.cfg.Weights() {
-		data, shape, err := m.Weight(w.Name)
-		if err != nil {
-			return err
-		}
-		ts = append(ts, NamedTensor{Name: w.Name, Shape: shape, Data: data})
+	if err := SaveConfig(dir, m.cfg); err != nil {
+		return err
 	}
-	return SaveHF(dir, m.cfg, ts)
+	// One weight copied at a time, not a second copy of the model.
+	return WriteSafetensorsFunc(filepath.Join(dir, "model.safetensors"), m.cfg.Weights(), "F32", func(name string) ([]float32, error) {
+		data, _, err := m.Weight(name)
+		return data, err
+	})
 }
 
 // SaveHF writes cfg as config.json and ts as model.safetensors (F32) into
 // dir, creating it: the layout Load reads and transformers loads.
 func SaveHF(dir string, cfg Config, ts []NamedTensor) error {
+	if err := SaveConfig(dir, cfg); err != nil {
+		return err
+	}
+	return WriteSafetensors(filepath.Join(dir, "model.safetensors"), ts)
+}
+
+// SaveConfig writes cfg as dir/config.json (dir is made if needed), for
+// weights written apart (WriteSafetensorsFunc).
+func SaveConfig(dir string, cfg Config) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
@@ -453,7 +461,7 @@ func SaveHF(dir string, cfg Config, ts []NamedTensor) error {
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), cfgJSON, 0o644); err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
-	return WriteSafetensors(filepath.Join(dir, "model.safetensors"), ts)
+	return nil
 }
 
 // NumParams returns the number of scalar weights (tied embeddings counted once).

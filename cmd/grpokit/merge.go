@@ -146,7 +146,7 @@ func writeMerged(base, adapterDir, dst, dtype string) (string, int, error) {
 	}
 	dtype = strings.ToUpper(dtype)
 	cfg := l.model.Config()
-	if err := model.SaveHF(dst, cfg, nil); err != nil {
+	if err := model.SaveConfig(dst, cfg); err != nil {
 		return "", 0, err
 	}
 	merged := func(name string) ([]float32, error) {
