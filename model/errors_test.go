@@ -151,6 +151,12 @@ func TestLoadErrors(t *testing.T) {
 			os.Remove(filepath.Join(d, "model.safetensors"))
 			return d
 		}, "no model.safetensors or model.safetensors.index.json", nil},
+		{"PyTorch weights only", func(t *testing.T) string {
+			d := copyCase(t, same)
+			os.Remove(filepath.Join(d, "model.safetensors"))
+			os.WriteFile(filepath.Join(d, "pytorch_model.bin"), []byte("PK"), 0o644)
+			return d
+		}, "it has pytorch_model.bin, PyTorch's format, which grpokit does not read: write safetensors", nil},
 		{"truncated weights", func(t *testing.T) string {
 			d := copyCase(t, same)
 			p := filepath.Join(d, "model.safetensors")

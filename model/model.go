@@ -252,6 +252,12 @@ func weightFiles(dir string, opts *Options) ([]string, error) {
 	index := filepath.Join(dir, "model.safetensors.index.json")
 	data, err := os.ReadFile(index)
 	if err != nil {
+		for _, f := range []string{"pytorch_model.bin", "pytorch_model.bin.index.json", "model.pt", "consolidated.00.pth"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				return nil, fmt.Errorf("model: %s: %w; it has %s, PyTorch's format, which grpokit does not read: write safetensors "+
+					"with transformers (AutoModelForCausalLM.from_pretrained(dir).save_pretrained(dir, safe_serialization=True))", dir, errNoWeights, f)
+			}
+		}
 		return nil, fmt.Errorf("model: %s: %w", dir, errNoWeights)
 	}
 	var idx struct {

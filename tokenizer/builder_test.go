@@ -1,9 +1,11 @@
 package tokenizer
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -54,6 +56,14 @@ func TestTinyDirRoundTrip(t *testing.T) {
 	}
 	if _, err := LoadDir(filepath.Join(dir, "missing")); err == nil {
 		t.Error("LoadDir of a missing folder: want an error")
+	}
+	// A folder with only SentencePiece's file says what to do.
+	sp := t.TempDir()
+	if err := os.WriteFile(filepath.Join(sp, "tokenizer.model"), []byte{0x0a}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadDir(sp); err == nil || !strings.Contains(err.Error(), "SentencePiece tokenizer.model but no tokenizer.json") {
+		t.Errorf("LoadDir of a SentencePiece-only folder: %v", err)
 	}
 }
 

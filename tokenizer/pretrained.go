@@ -34,6 +34,12 @@ type Pretrained struct {
 // generation_config.json (optional) from dir. A chat_template.jinja file,
 // as newer transformers write, is used when tokenizer_config has none.
 func LoadDir(dir string) (*Pretrained, error) {
+	if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(dir, "tokenizer.model")); err == nil {
+			return nil, fmt.Errorf("tokenizer: %s has a SentencePiece tokenizer.model but no tokenizer.json, the fast tokenizer's file "+
+				"grpokit reads: write one with transformers (AutoTokenizer.from_pretrained(dir).save_pretrained(dir))", dir)
+		}
+	}
 	p, err := loadFiles(filepath.Join(dir, "tokenizer.json"),
 		filepath.Join(dir, "tokenizer_config.json"),
 		filepath.Join(dir, "generation_config.json"))
