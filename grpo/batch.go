@@ -46,8 +46,11 @@ type microBatch struct {
 }
 
 // microInputs is the number of training-graph inputs before the optional
-// ones (see microBatch.inputs).
-const microInputs = 6
+// ones (see microBatch.inputs); microEntScale is the entropy-bonus scale's.
+const (
+	microInputs   = 6
+	microEntScale = 5
+)
 
 // bucket rounds n up so that a few graph shapes serve every step: to a
 // power of two up to 32, then to four sizes an octave (… 32, 40, 48, 56,

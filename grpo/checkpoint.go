@@ -66,6 +66,11 @@ type trainerState struct {
 	// so that pruning never counts another run's checkpoints.
 	RunID  string `json:"run_id,omitempty"`
 	Config Config `json:"config"`
+	// EntropyCoef and LastEntropy are adaptive entropy control's state
+	// (Config.UseAdaptiveEntropy): the coefficient, and the last step's
+	// entropy (absent before the first step, which TRL's +inf means).
+	EntropyCoef *float64 `json:"entropy_coef,omitempty"`
+	LastEntropy *float64 `json:"last_entropy,omitempty"`
 }
 
 // saveHook, when set (by tests only), is called at each stage of a
@@ -113,7 +118,14 @@ func (t *Trainer) Save(outputDir string) (string, error) {
 	if err := t.checkFiniteWeights(); err != nil {
 		return fail(err)
 	}
-	state, err := json.MarshalIndent(trainerState{Format: 1, Step: t.step, NumTokens: t.numTokens, RunID: t.runID(), Config: t.cfg}, "", "  ")
+	ts := trainerState{Format: 1, Step: t.step, NumTokens: t.numTokens, RunID: t.runID(), Config: t.cfg}
+	if t.cfg.UseAdaptiveEntropy {
+		ts.EntropyCoef = &t.entropy.coef
+		if !math.IsInf(t.entropy.last, 1) {
+			ts.LastEntropy = &t.entropy.last
+		}
+	}
+	state, err := json.MarshalIndent(ts, "", "  ")
 	if err != nil {
 		return fail(err)
 	}
@@ -348,7 +360,9 @@ func readStateFile(dir string) (*trainerState, error) {
 
 // parseState decodes trainer_state.json and checks its values.
 func parseState(data []byte) (*trainerState, error) {
-	var st trainerState
+	// A setting added after the checkpoint was written is absent from it:
+	// the default, which is what the older code did.
+	st := trainerState{Config: DefaultConfig()}
 	if err := json.Unmarshal(data, &st); err != nil {
 		return nil, corruptf("%s: %v", stateFile, err)
 	}
@@ -366,6 +380,9 @@ func parseState(data []byte) (*trainerState, error) {
 	}
 	if math.IsNaN(st.NumTokens) || math.IsInf(st.NumTokens, 0) || st.NumTokens < 0 {
 		return nil, corruptf("%s: num_tokens %v", stateFile, st.NumTokens)
+	}
+	if st.Config.UseAdaptiveEntropy && (st.EntropyCoef == nil || !finite(*st.EntropyCoef) || (st.LastEntropy != nil && !finite(*st.LastEntropy))) {
+		return nil, corruptf("%s: adaptive entropy control: entropy_coef %v, last_entropy %v", stateFile, st.EntropyCoef, st.LastEntropy)
 	}
 	return &st, nil
 }
@@ -632,6 +649,13 @@ func (t *Trainer) Resume(path string) error {
 	}
 	t.buf = cd.buf
 	t.step, t.numTokens = st.Step, st.NumTokens
+	t.entropy = newEntropyControl(t.cfg)
+	if st.EntropyCoef != nil {
+		t.entropy.coef = *st.EntropyCoef
+	}
+	if st.LastEntropy != nil {
+		t.entropy.last = *st.LastEntropy
+	}
 	t.rel.resumed = true
 	t.rel.id = st.RunID
 	t.rel.savedStep = st.Step

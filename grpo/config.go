@@ -249,6 +249,25 @@ type Config struct {
 	// and entropy_coef. Default 0. TRL 1.10: entropy_coef (before 1.10
 	// grpokit's own bonus, weighted like the policy tokens).
 	EntropyCoef float64 `json:"entropy_coef"`
+	// UseAdaptiveEntropy is Skywork-OR1's adaptive entropy control, as TRL
+	// 1.10: EntropyCoef is the starting coefficient; after each optimizer
+	// step it grows by EntropyCoefDelta when the step's mean token entropy
+	// (over the entropy-masked tokens) was at most EntropyTarget and
+	// shrinks by it otherwise, within [EntropyCoefMin, EntropyCoefMax];
+	// a step applies the coefficient only when the previous step's entropy
+	// was at most EntropyTarget (the first step applies none). The
+	// coefficient and the last entropy are kept in checkpoints. Default
+	// false. TRL 1.10: use_adaptive_entropy.
+	UseAdaptiveEntropy bool `json:"use_adaptive_entropy"`
+	// EntropyCoefMin and EntropyCoefMax bound the adaptive coefficient
+	// (defaults 0 and 1), EntropyCoefDelta is its step (default 0.005)
+	// and EntropyTarget the entropy in nats it holds (default 0.2). TRL
+	// 1.10: entropy_coef_min, entropy_coef_max, entropy_coef_delta,
+	// entropy_target.
+	EntropyCoefMin   float64 `json:"entropy_coef_min"`
+	EntropyCoefMax   float64 `json:"entropy_coef_max"`
+	EntropyCoefDelta float64 `json:"entropy_coef_delta"`
+	EntropyTarget    float64 `json:"entropy_target"`
 	// DynamicSampling is DAPO's dynamic sampling (not in TRL): groups whose
 	// rewards all tie carry no signal, so after each generation the trainer
 	// draws more prompts (uniformly, seeded) until the batch holds
@@ -390,6 +409,9 @@ func DefaultConfig() Config {
 		VESPOKNeg:                 3,
 		VESPOLambdaNeg:            2,
 		TopEntropyQuantile:        1.0,
+		EntropyCoefMax:            1,
+		EntropyCoefDelta:          0.005,
+		EntropyTarget:             0.2,
 		ScaleRewards:              ScaleGroup,
 		MultiObjectiveAggregation: SumThenNormalize,
 		NumIterations:             1,
@@ -586,6 +608,18 @@ func (c Config) Validate() error {
 	}
 	if !finite(c.EntropyCoef) || c.EntropyCoef < 0 {
 		bad("EntropyCoef", c.EntropyCoef, "must be a finite number ≥ 0")
+	}
+	if !finite(c.EntropyCoefMin) || c.EntropyCoefMin < 0 {
+		bad("EntropyCoefMin", c.EntropyCoefMin, "must be a finite number ≥ 0")
+	}
+	if !finite(c.EntropyCoefMax) || c.EntropyCoefMax < c.EntropyCoefMin {
+		bad("EntropyCoefMax", c.EntropyCoefMax, "must be a finite number ≥ EntropyCoefMin")
+	}
+	if !finite(c.EntropyCoefDelta) || c.EntropyCoefDelta < 0 {
+		bad("EntropyCoefDelta", c.EntropyCoefDelta, "must be a finite number ≥ 0")
+	}
+	if !finite(c.EntropyTarget) {
+		bad("EntropyTarget", c.EntropyTarget, "must be a finite number (nats)")
 	}
 	if !(c.LearningRate >= 0) || !finite(c.LearningRate) {
 		bad("LearningRate", c.LearningRate, "must be a finite number ≥ 0")

@@ -335,7 +335,7 @@ func TestLossGoldenTRL110(t *testing.T) {
 				stats := newStepStats()
 				stats.add(tensors.MustCopyFlatData[float32](outs[1]))
 				metrics := Metrics{}
-				stats.metrics(metrics, cfg)
+				stats.metrics(metrics, cfg, cfg.EntropyCoef)
 				for key, want := range v.Metrics {
 					got, ok := metrics[key]
 					tol, wi := tolScalar, 0

@@ -31,7 +31,7 @@ func (s *stepStats) add(v []float32) {
 // kl (Beta ≠ 0), entropy, the clip ratios (clipped loss types),
 // cispo_clip_ratio, vespo/phi_seq_mean, and policy_loss with entropy_coef
 // when the entropy bonus is on.
-func (s *stepStats) metrics(m Metrics, cfg Config) {
+func (s *stepStats) metrics(m Metrics, cfg Config, entropyCoef float64) {
 	tok := max(1, s[statTokens])
 	if cfg.Beta != 0 {
 		m["kl"] = s[statKL] / tok
@@ -53,8 +53,15 @@ func (s *stepStats) metrics(m Metrics, cfg Config) {
 	case cfg.LossType == LossVESPO:
 		m["vespo/phi_seq_mean"] = s[statPhi] / max(1, s[statRows])
 	}
-	if cfg.EntropyCoef != 0 {
+	if cfg.EntropyCoef != 0 || cfg.UseAdaptiveEntropy {
 		m["policy_loss"] = s[statPolicyLoss]
-		m["entropy_coef"] = cfg.EntropyCoef
+		m["entropy_coef"] = entropyCoef
 	}
+}
+
+// bonusEntropy is the step's mean token entropy over the tokens the
+// entropy bonus covers (the loss tokens, entropy-masked): what adaptive
+// entropy control measures.
+func (s *stepStats) bonusEntropy() float64 {
+	return s[statBonusEntropy] / max(1, s[statBonusTokens])
 }

@@ -17,19 +17,21 @@ const accScope = "/grpo/acc_grads"
 // are sums over the micro-batch that the trainer adds up over a step;
 // statLowMin and statHighMax are a minimum and a maximum over rows.
 const (
-	statKL         = iota // Σ m·KL
-	statLowClip           // Σ m·low (token level) or Σ rows·low (sequence level)
-	statHighClip          // same for high
-	statRegionClip        // same for low or high
-	statClipCount         // the denominator of the three above: Σ m or rows
-	statEntropy           // Σ m·H
-	statTokens            // Σ m
-	statLowMin            // min over rows of the row's low-clip mean (2 for none)
-	statHighMax           // max over rows of the row's high-clip mean (−1 for none)
-	statCISPOClip         // Σ m·[w > ε_high and A > 0]
-	statPhi               // Σ rows·φ (vespo)
-	statRows              // rows with a token in the loss
-	statPolicyLoss        // the loss before the entropy bonus
+	statKL           = iota // Σ m·KL
+	statLowClip             // Σ m·low (token level) or Σ rows·low (sequence level)
+	statHighClip            // same for high
+	statRegionClip          // same for low or high
+	statClipCount           // the denominator of the three above: Σ m or rows
+	statEntropy             // Σ m·H
+	statTokens              // Σ m
+	statLowMin              // min over rows of the row's low-clip mean (2 for none)
+	statHighMax             // max over rows of the row's high-clip mean (−1 for none)
+	statCISPOClip           // Σ m·[w > ε_high and A > 0]
+	statPhi                 // Σ rows·φ (vespo)
+	statRows                // rows with a token in the loss
+	statPolicyLoss          // the loss before the entropy bonus
+	statBonusEntropy        // Σ m·e·H over the entropy bonus's tokens (e: the entropy mask)
+	statBonusTokens         // Σ m·e
 	numStats
 )
 
@@ -88,7 +90,7 @@ func (t *Trainer) lossGraph(ctx *mlctx.Context, in []*Node) (loss, stats *Node, 
 	old, ref, allowed := t.extraInputs(in[microInputs:])
 	logp, entropy := policyLogProbs(ctx, t.policy, tokens, mask, c, t.logProbsOptions(false, true, allowed))
 	spec := t.cfg.lossSpec()
-	if spec.EntropyCoef == 0 {
+	if spec.EntropyCoef == 0 && !t.cfg.UseAdaptiveEntropy {
 		entropy = StopGradient(entropy) // TRL computes entropies with grad only for the bonus
 	}
 	li := LossInputs{LogP: logp, Old: old, Ref: ref, Adv: adv, Mask: lossMask, Entropy: entropy}
@@ -98,7 +100,12 @@ func (t *Trainer) lossGraph(ctx *mlctx.Context, in []*Node) (loss, stats *Node, 
 	terms = TokenLoss(li, spec)
 	policyLoss := WeightedLoss(terms.PerToken, weights)
 	loss = policyLoss
-	if spec.EntropyCoef != 0 {
+	switch {
+	case t.cfg.UseAdaptiveEntropy:
+		// The coefficient changes from step to step: trainStep puts it in
+		// entScale.
+		loss = Sub(loss, EntropyBonus(entropy, lossMask, terms.EntropyMask, entScale, spec.LossType))
+	case spec.EntropyCoef != 0:
 		loss = Sub(loss, MulScalar(EntropyBonus(entropy, lossMask, terms.EntropyMask, entScale, spec.LossType), spec.EntropyCoef))
 	}
 	return loss, lossStats(terms, entropy, lossMask, policyLoss), terms
@@ -142,10 +149,15 @@ func lossStats(terms LossTerms, entropy, lossMask, policyLoss *Node) *Node {
 		lowMin = ReduceAllMin(Where(isRow, rowMean(terms.LowClipped), AddScalar(ZerosLike(hasRow), 2.0)))
 		highMax = ReduceAllMax(Where(isRow, rowMean(terms.HighClipped), AddScalar(ZerosLike(hasRow), -1.0)))
 	}
+	bonusMask := lossMask
+	if terms.EntropyMask != nil {
+		bonusMask = Mul(lossMask, StopGradient(terms.EntropyMask))
+	}
 	return Stack([]*Node{
 		masked(terms.KL), low, high, region, clipCount,
 		masked(entropy), ReduceAllSum(lossMask), lowMin, highMax,
 		masked(terms.CISPOClipped), masked(terms.Phi), ReduceAllSum(hasRow), StopGradient(policyLoss),
+		ReduceAllSum(Mul(StopGradient(entropy), bonusMask)), ReduceAllSum(bonusMask),
 	}, 0)
 }
 

@@ -70,7 +70,8 @@ type Trainer struct {
 	started   time.Time
 	win       logWindow // metrics since the last progress line
 	startStep int
-	rel       runState // run id, resume and non-finite bookkeeping (outdir.go, guard.go)
+	rel       runState       // run id, resume and non-finite bookkeeping (outdir.go, guard.go)
+	entropy   entropyControl // adaptive entropy control (UseAdaptiveEntropy)
 }
 
 // NewTrainer returns a Trainer for policy with the named rewards (summed
@@ -130,6 +131,7 @@ func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, e
 		ownVars:    map[*mlctx.Variable]bool{},
 		permEpoch:  -1,
 		rel:        runState{savedStep: -1},
+		entropy:    newEntropyControl(cfg),
 	}
 	for i, w := range cfg.RewardWeights {
 		t.rewards[i].Weight = w // TRL's reward_weights replace the Named weights
@@ -349,7 +351,12 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 		case j == len(micro)-1:
 			exec = t.finalExec
 		}
-		outs, err := exec.Exec(mb.withAllowed(mb.inputs(t.withOld(), t.withRef()), t.constraint)...)
+		in := mb.inputs(t.withOld(), t.withRef())
+		if t.cfg.UseAdaptiveEntropy {
+			// The graph's bonus has coefficient 1: this step's is in its scale.
+			in[microEntScale] = tensors.FromScalar(mb.EntScale * float32(t.entropy.applied(t.cfg)))
+		}
+		outs, err := exec.Exec(mb.withAllowed(in, t.constraint)...)
 		if err != nil {
 			return nil, nil, fmt.Errorf("grpo: step %d: %w", t.step+1, err)
 		}
@@ -369,13 +376,16 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 	}
 	t.step++
 	stepTime := time.Since(start)
+	if t.cfg.UseAdaptiveEntropy && applied {
+		t.entropy.update(t.cfg, stats.bonusEntropy())
+	}
 
 	m, internal := generationMetrics(used)
 	m["step"] = float64(t.step)
 	m["loss"] = loss
 	m["learning_rate"] = lr
 	m["grad_norm"] = gradNorm
-	stats.metrics(m, t.cfg)
+	stats.metrics(m, t.cfg, t.entropy.coef)
 	m["num_tokens"] = t.numTokens
 	m["step_time"] = stepTime.Seconds()
 	m["generate_time"] = genTime.Seconds()
