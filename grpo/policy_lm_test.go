@@ -8,9 +8,9 @@ import (
 	"github.com/grpokit/grpokit/tokenizer"
 )
 
-// TestReferenceCopyOnlyForBeta checks that full fine-tuning's frozen copy
-// of the weights is made only when a Trainer with Beta ≠ 0 needs it.
-func TestReferenceCopyOnlyForBeta(t *testing.T) {
+// tinyLM returns a one-layer Llama config and a tiny tokenizer for it.
+func tinyLM(t *testing.T) (model.Config, *tokenizer.Pretrained) {
+	t.Helper()
 	dir := t.TempDir()
 	if err := tokenizer.WriteTinyDir(dir, []string{"say", "cat"}); err != nil {
 		t.Fatal(err)
@@ -19,11 +19,18 @@ func TestReferenceCopyOnlyForBeta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.New(model.Config{
+	return model.Config{
 		ModelType: "llama", VocabSize: tok.Tokenizer.VocabSize(), HiddenSize: 16, IntermediateSize: 32,
 		NumHiddenLayers: 1, NumAttentionHeads: 2, NumKeyValueHeads: 2, HeadDim: 8, MaxPositionEmbeddings: 32,
 		RMSNormEps: 1e-5, RopeTheta: 10000, TieWordEmbeddings: true, HiddenAct: "silu", BOSTokenID: -1, EOSTokenIDs: tok.EOS,
-	}, 1, nil)
+	}, tok
+}
+
+// TestReferenceCopyOnlyForBeta checks that full fine-tuning's frozen copy
+// of the weights is made only when a Trainer with Beta ≠ 0 needs it.
+func TestReferenceCopyOnlyForBeta(t *testing.T) {
+	cfgModel, tok := tinyLM(t)
+	m, err := model.New(cfgModel, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,19 +72,7 @@ func TestReferenceCopyOnlyForBeta(t *testing.T) {
 // the weights as held (bf16 here; full fine-tuning would widen them to
 // float32 masters), generates, and cannot be trained.
 func TestFrozenPolicyKeepsStorage(t *testing.T) {
-	dir := t.TempDir()
-	if err := tokenizer.WriteTinyDir(dir, []string{"say", "cat"}); err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.LoadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := model.Config{
-		ModelType: "llama", VocabSize: tok.Tokenizer.VocabSize(), HiddenSize: 16, IntermediateSize: 32,
-		NumHiddenLayers: 1, NumAttentionHeads: 2, NumKeyValueHeads: 2, HeadDim: 8, MaxPositionEmbeddings: 32,
-		RMSNormEps: 1e-5, RopeTheta: 10000, TieWordEmbeddings: true, HiddenAct: "silu", BOSTokenID: -1, EOSTokenIDs: tok.EOS,
-	}
+	cfg, tok := tinyLM(t)
 	gen := func(frozen bool) (model.Storage, int, []Completion) {
 		m, err := model.New(cfg, 1, &model.Options{Storage: model.StorageBF16})
 		if err != nil {
