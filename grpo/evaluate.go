@@ -86,7 +86,7 @@ func Evaluate(ctx context.Context, p Policy, data Dataset, rewards []reward.Name
 		}
 		for i, c := range comps {
 			res.Completions = append(res.Completions, c.Text)
-			samples = append(samples, reward.Sample{Prompt: exs[i].Text(), Completion: c.Text, Answer: exs[i].Answer, Meta: exs[i].Meta})
+			samples = append(samples, reward.Sample{Prompt: exs[i].Text(), Completion: c.Text, Answer: exs[i].Answer, Meta: exs[i].Meta, CompletionIDs: c.IDs})
 		}
 	}
 	ev := &reward.Evaluator{Rewards: rewards}

@@ -68,7 +68,7 @@ func (t *Trainer) generateAndScore(ctx context.Context, prompts []Example, turn 
 		if len(c.IDs) == 0 {
 			return nil, fmt.Errorf("grpo: generate returned an empty completion (%d of prompt %d)", i%g, i/g)
 		}
-		samples[i] = reward.Sample{Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Turn: turn, Meta: ex.Meta}
+		samples[i] = reward.Sample{Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Turn: turn, Meta: ex.Meta, CompletionIDs: c.IDs}
 		rows[i] = &row{
 			Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Turn: turn, Episode: episodes[i/g],
 			Truncated: c.Truncated, PromptIDs: c.PromptIDs, IDs: c.IDs,

@@ -18,6 +18,11 @@ type Sample struct {
 	Turn int
 	// Meta carries per-example data from the dataset or environment. May be nil.
 	Meta map[string]string
+	// CompletionIDs are the completion's tokens as generated, the EOS token
+	// included when generation stopped on it (TRL's completion_ids); the
+	// trainer and grpo.Evaluate fill them. Token-based rewards
+	// (SoftOverlongPunishment, RepetitionPenalty) read them.
+	CompletionIDs []int32
 }
 
 // Scorer is for rewards that need more than Func's three strings.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -31,23 +32,34 @@ type rewardSpec struct {
 	// Limit and PerRune are "length_penalty"'s: -PerRune per rune past Limit.
 	Limit   int     `json:"limit"`
 	PerRune float64 `json:"per_rune"`
+	// MaxCompletionLen and SoftPunishCache are "soft_overlong_punishment"'s
+	// (TRL's get_soft_overlong_punishment arguments), in tokens.
+	MaxCompletionLen int `json:"max_completion_len"`
+	SoftPunishCache  int `json:"soft_punish_cache"`
+	// NgramSize (default 3) and MaxPenalty (default -1) are
+	// "repetition_penalty"'s (TRL's get_repetition_penalty_reward).
+	NgramSize  int      `json:"ngram_size"`
+	MaxPenalty *float64 `json:"max_penalty"`
 }
 
 // rewardTypes documents the built-ins.
 var rewardTypes = map[string]string{
-	"exact":          "1 when the completion (trimmed) equals the answer",
-	"normalized":     "1 when the completions equal after lower-casing and dropping punctuation",
-	"numeric":        "1 when the last number of the completion is the answer's (within tolerance)",
-	"contains":       "1 when the completion contains the answer",
-	"regex":          "1 when the completion matches pattern",
-	"tags":           "1 when the completion is exactly the tags in order (<t>…</t> each)",
-	"tag_count":      "partial credit per well-formed tag of tags",
-	"json_valid":     "1 when the completion is one valid JSON value",
-	"length_penalty": "-per_rune for each rune beyond limit",
-	"max_length":     "1 − runes/limit, at least 0 (shorter is better)",
-	"gsm8k":          "the five rewards of the GSM8K seed (names fixed)",
-	"poker":          "the poker task's class-weighted correctness",
-	"wordle":         "the Wordle move rewards (format, valid, consistent, …)",
+	"exact":                    "1 when the completion (trimmed) equals the answer",
+	"normalized":               "1 when the completions equal after lower-casing and dropping punctuation",
+	"numeric":                  "1 when the last number of the completion is the answer's (within tolerance)",
+	"contains":                 "1 when the completion contains the answer",
+	"regex":                    "1 when the completion matches pattern",
+	"tags":                     "1 when the completion is exactly the tags in order (<t>…</t> each)",
+	"tag_count":                "partial credit per well-formed tag of tags",
+	"json_valid":               "1 when the completion is one valid JSON value",
+	"length_penalty":           "-per_rune for each rune beyond limit",
+	"max_length":               "1 − runes/limit, at least 0 (shorter is better)",
+	"think_format":             "TRL's think_format_reward: 1 when the completion is <think>…</think> then the answer",
+	"soft_overlong_punishment": "TRL's (DAPO's): 0 up to max_completion_len − soft_punish_cache tokens, falling to −1 at max_completion_len",
+	"repetition_penalty":       "TRL's: max_penalty (default −1) × the share of repeated ngram_size-token n-grams (default 3)",
+	"gsm8k":                    "the five rewards of the GSM8K seed (names fixed)",
+	"poker":                    "the poker task's class-weighted correctness",
+	"wordle":                   "the Wordle move rewards (format, valid, consistent, …)",
 }
 
 // buildRewards turns the specs into named rewards.
@@ -63,6 +75,7 @@ func buildRewards(specs []rewardSpec) ([]reward.Named, error) {
 			name = s.Type
 		}
 		var f reward.Func
+		var scorer reward.Scorer // a reward that needs more than the three strings
 		switch s.Type {
 		case "exact":
 			f = reward.ExactMatch()
@@ -100,6 +113,22 @@ func buildRewards(specs []rewardSpec) ([]reward.Named, error) {
 				return nil, fmt.Errorf("grpokit: rewards[%d] (max_length): limit %d, want ≥ 1", i, s.Limit)
 			}
 			f = func(_, c, _ string) float64 { return max(0, 1-float64(utf8.RuneCountInString(c))/float64(s.Limit)) }
+		case "think_format":
+			f = reward.ThinkFormat()
+		case "soft_overlong_punishment":
+			var err error
+			if scorer, err = reward.SoftOverlongPunishment(s.MaxCompletionLen, s.SoftPunishCache); err != nil {
+				return nil, fmt.Errorf("grpokit: rewards[%d]: %w", i, err)
+			}
+		case "repetition_penalty":
+			maxPenalty := -1.0
+			if s.MaxPenalty != nil {
+				maxPenalty = *s.MaxPenalty
+			}
+			var err error
+			if scorer, err = reward.RepetitionPenalty(cmp.Or(s.NgramSize, 3), maxPenalty); err != nil {
+				return nil, fmt.Errorf("grpokit: rewards[%d]: %w", i, err)
+			}
 		case "gsm8k", "poker", "wordle":
 			set := map[string]func() []reward.Named{"gsm8k": gsm8k.Rewards, "poker": poker.Rewards,
 				"wordle": func() []reward.Named { return wordle.Rewards(wordle.DefaultWeights()) }}[s.Type]()
@@ -110,6 +139,13 @@ func buildRewards(specs []rewardSpec) ([]reward.Named, error) {
 			continue
 		default:
 			return nil, fmt.Errorf("grpokit: rewards[%d]: unknown type %q (want one of %s)", i, s.Type, strings.Join(sortedKeys(rewardTypes), ", "))
+		}
+		if scorer != nil {
+			if s.Tag != "" {
+				return nil, fmt.Errorf("grpokit: rewards[%d] (%s): tag does not apply (it counts the whole completion's tokens)", i, s.Type)
+			}
+			out = append(out, reward.Named{Name: name, Weight: w, Scorer: scorer})
+			continue
 		}
 		if s.Tag != "" {
 			f = reward.OnTag(s.Tag, f)

@@ -50,6 +50,47 @@ func TestBuiltinRewards(t *testing.T) {
 	}
 }
 
+// TRL's built-in rewards by their config names, on TRL's test values.
+func TestTRLRewards(t *testing.T) {
+	half := -0.5
+	for _, tc := range []struct {
+		spec       rewardSpec
+		completion string
+		tokens     int
+		want       float64
+	}{
+		{rewardSpec{Type: "think_format"}, "<think>\nreasoning\n</think>\nanswer", 0, 1},
+		{rewardSpec{Type: "think_format"}, "<think>no closing tag", 0, 0},
+		{rewardSpec{Type: "soft_overlong_punishment", MaxCompletionLen: 100, SoftPunishCache: 20}, "", 90, -0.5},
+		{rewardSpec{Type: "soft_overlong_punishment", MaxCompletionLen: 100, SoftPunishCache: 20}, "", 50, 0},
+		{rewardSpec{Type: "repetition_penalty", NgramSize: 2}, "", 5, -0.75},
+		{rewardSpec{Type: "repetition_penalty", NgramSize: 2, MaxPenalty: &half}, "", 5, -0.375},
+		{rewardSpec{Type: "repetition_penalty"}, "", 3, 0}, // one trigram
+	} {
+		rs, err := buildRewards([]rewardSpec{tc.spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := sampleOf(tc.completion, "")
+		for range tc.tokens {
+			s.CompletionIDs = append(s.CompletionIDs, 5)
+		}
+		if got := rs[0].Scorer.Score(s); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%+v: %v, want %v", tc.spec, got, tc.want)
+		}
+	}
+	for _, bad := range []rewardSpec{
+		{Type: "soft_overlong_punishment"},
+		{Type: "soft_overlong_punishment", MaxCompletionLen: 10, SoftPunishCache: 20},
+		{Type: "repetition_penalty", MaxPenalty: new(float64(1))},
+		{Type: "repetition_penalty", Tag: "answer"},
+	} {
+		if _, err := buildRewards([]rewardSpec{bad}); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
+
 func sampleOf(completion, answer string) reward.Sample {
 	return reward.Sample{Completion: completion, Answer: answer}
 }
