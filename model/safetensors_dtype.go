@@ -74,7 +74,7 @@ func WriteSafetensorsFunc(path string, specs []WeightSpec, dtype string, data fu
 	w := bufio.NewWriterSize(f, 1<<20)
 	binary.Write(w, binary.LittleEndian, uint64(len(js)))
 	w.Write(js)
-	var b [4]byte
+	chunk := make([]byte, 0, size<<16) // encoded 64 Ki values at a time
 	for _, t := range sorted {
 		vals, err := data(t.Name)
 		if err != nil {
@@ -83,18 +83,23 @@ func WriteSafetensorsFunc(path string, specs []WeightSpec, dtype string, data fu
 		if len(vals) != numel(t.Shape) {
 			return fmt.Errorf("model: write %s: tensor %q has %d values for shape %v", path, t.Name, len(vals), t.Shape)
 		}
-		for _, v := range vals {
-			switch dtype {
-			case "F32":
-				binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
-			case "BF16":
-				binary.LittleEndian.PutUint16(b[:], bf16Bits(v))
-			case "F16":
-				binary.LittleEndian.PutUint16(b[:], float16.Fromfloat32(v).Bits())
+		for len(vals) > 0 {
+			n := min(len(vals), 1<<16)
+			chunk = chunk[:0]
+			for _, v := range vals[:n] {
+				switch dtype {
+				case "F32":
+					chunk = binary.LittleEndian.AppendUint32(chunk, math.Float32bits(v))
+				case "BF16":
+					chunk = binary.LittleEndian.AppendUint16(chunk, bf16Bits(v))
+				case "F16":
+					chunk = binary.LittleEndian.AppendUint16(chunk, float16.Fromfloat32(v).Bits())
+				}
 			}
-			if _, err := w.Write(b[:size]); err != nil {
+			if _, err := w.Write(chunk); err != nil {
 				return fmt.Errorf("model: %w", err)
 			}
+			vals = vals[n:]
 		}
 	}
 	if err := w.Flush(); err != nil {
