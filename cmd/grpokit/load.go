@@ -49,9 +49,9 @@ var inference = &model.Options{Storage: model.StorageAsStored}
 
 // loadModel reads the model folder dir (a Hugging Face folder, a saved
 // final/ or a checkpoint-N) with opts (nil: float32) and, when adapterDir
-// is set, the PEFT adapter there. The tokenizer comes from the adapter's folder when it has one,
-// else from dir; so does constraint.json. A constraint that was not saved
-// is reported on warn.
+// is set, the PEFT adapter there. The tokenizer comes from the adapter's
+// folder when it has one, else from dir; so does constraint.json. A
+// constraint that was not saved is reported on warn.
 func loadModel(dir, adapterDir string, opts *model.Options, warn io.Writer) (*loaded, error) {
 	if dir == "" {
 		return nil, usageError{errors.New("grpokit: -model is required")}
