@@ -196,26 +196,33 @@ func (p *LMPolicy) Save(dir string) error {
 // NoSpecialTokens; then the last maxLen tokens when maxLen > 0. Only
 // PromptIDs work without a tokenizer.
 func (p *LMPolicy) PromptIDs(ex Example, maxLen int) ([]int, error) {
+	return EncodePrompt(p.tok, ex, p.opts, maxLen)
+}
+
+// EncodePrompt is LMPolicy.PromptIDs for tokenizer tok and options opts,
+// without a model: what a policy would feed the model (a memory plan
+// measures prompts with it before any weight is loaded).
+func EncodePrompt(tok *tokenizer.Pretrained, ex Example, opts LMPolicyOptions, maxLen int) ([]int, error) {
 	var ids []int
 	switch {
 	case len(ex.PromptIDs) > 0:
 		ids = slices.Clone(ex.PromptIDs)
-	case p.tok == nil:
-		return nil, errors.New("grpo: LMPolicy has no tokenizer (give the prompt as PromptIDs)")
+	case tok == nil:
+		return nil, errors.New("grpo: no tokenizer to encode the prompt (give it as PromptIDs)")
 	case len(ex.Messages) > 0:
 		msgs := make([]tokenizer.Message, len(ex.Messages))
 		for i, m := range ex.Messages {
 			msgs[i] = tokenizer.Message{Role: m.Role, Content: m.Content}
 		}
-		opts := p.opts.ChatOptions
-		opts.AddGenerationPrompt = true
-		text, err := p.tok.ApplyChat(msgs, opts)
+		chat := opts.ChatOptions
+		chat.AddGenerationPrompt = true
+		text, err := tok.ApplyChat(msgs, chat)
 		if err != nil {
 			return nil, fmt.Errorf("grpo: chat template: %w", err)
 		}
-		ids = p.tok.Tokenizer.Encode(text, false)
+		ids = tok.Tokenizer.Encode(text, false)
 	default:
-		ids = p.tok.Tokenizer.Encode(ex.Prompt, !p.opts.NoSpecialTokens)
+		ids = tok.Tokenizer.Encode(ex.Prompt, !opts.NoSpecialTokens)
 	}
 	if len(ids) == 0 {
 		return nil, errors.New("grpo: prompt encodes to no tokens")

@@ -39,6 +39,7 @@ var commands = map[string]func(ctx context.Context, args []string, out io.Writer
 	"chat":     chatCmd,
 	"eval":     evalCmd,
 	"merge":    mergeCmd,
+	"plan":     planCmd,
 	"plot":     plotCmd,
 }
 
@@ -46,6 +47,7 @@ const usage = `grpokit: GRPO fine-tuning of small language models
 
 usage:
   grpokit train -config run.yaml [-resume] [-max-steps N] [-out DIR]
+  grpokit plan -config run.yaml      (the memory plan, without loading the weights)
   grpokit generate -model DIR [-adapter DIR] -prompt TEXT [sampling flags]
   grpokit chat -model DIR [-adapter DIR] [sampling flags]
   grpokit eval -config run.yaml [-model DIR] [-adapter DIR] [-n N]

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -800,5 +801,61 @@ func TestTRLKeys(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"train", "-config", cfg}, io.Discard); err == nil || !strings.Contains(err.Error(), "use_vllm: true is not supported") {
 		t.Errorf("use_vllm: true: %v", err)
+	}
+}
+
+// grpokit plan prints, without loading the weights, the memory plan that
+// train prints before step 0, and fails as train would when it does not
+// fit.
+func TestPlan(t *testing.T) {
+	dir := qwen3Folder(t)
+	data := filepath.Join(t.TempDir(), "d.jsonl")
+	if err := os.WriteFile(data, []byte(`{"prompt": [{"role": "user", "content": "What is 2 + 2?"}], "answer": "4"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "run.yaml")
+	body := fmt.Sprintf(`output_dir: %s
+max_steps: 1
+num_generations: 2
+per_device_train_batch_size: 2
+max_completion_length: 4
+model: {model_name_or_path: %s, use_peft: true, lora_r: 4, load_in_4bit: true}
+dataset: {path: %s}
+rewards: [{type: numeric}]
+`, filepath.Join(t.TempDir(), "run"), dir, data)
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planLines := func(s string) []string {
+		var out []string
+		in := false
+		for _, l := range strings.Split(s, "\n") {
+			switch {
+			case strings.HasPrefix(l, "memory plan:"):
+				in = true
+			case !strings.HasPrefix(l, "  "):
+				in = false
+			}
+			if in && !strings.Contains(l, "available (") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	var plan, train bytes.Buffer
+	if err := run(context.Background(), []string{"plan", "-config", cfg}, &plan); err != nil {
+		t.Fatalf("%v\n%s", err, plan.String())
+	}
+	if err := run(context.Background(), []string{"train", "-config", cfg}, &train); err != nil {
+		t.Fatalf("%v\n%s", err, train.String())
+	}
+	p, tr := planLines(plan.String()), planLines(train.String())
+	if len(p) < 10 || !strings.Contains(strings.Join(p, "\n"), "weights (nf4)") || !slices.Equal(p, tr) {
+		t.Errorf("plan:\n%s\ntrain's plan:\n%s", strings.Join(p, "\n"), strings.Join(tr, "\n"))
+	}
+	t.Setenv(grpo.MemoryLimitEnv, "1MB")
+	var oom *grpo.OutOfMemoryError
+	if err := run(context.Background(), []string{"plan", "-config", cfg}, io.Discard); !errors.As(err, &oom) {
+		t.Errorf("a 1 MB limit: %v, want an *OutOfMemoryError", err)
 	}
 }

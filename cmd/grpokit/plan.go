@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/internal/backend"
+	"github.com/grpokit/grpokit/model"
+	"github.com/grpokit/grpokit/tokenizer"
+)
+
+// planCmd is "grpokit plan": the memory plan train would print before
+// step 0, from the config, config.json, the safetensors header, the
+// tokenizer and the data; no weight is read, so whether an 8B run fits is
+// known in seconds. It fails, as train would, when the plan exceeds the
+// memory available.
+func planCmd(_ context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	configPath := fs.String("config", "", "the run config train would use")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	c, err := loadRunConfig(*configPath)
+	if err != nil {
+		return err
+	}
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if c.Model.Tiny != nil {
+		return usageError{errors.New("grpokit plan: a tiny model is built by train and takes a few MB; plan a model_name_or_path")}
+	}
+	req, err := memoryRequest(&c)
+	if err != nil {
+		return err
+	}
+	plan, err := grpo.PlanMemory(req)
+	if err != nil {
+		return err
+	}
+	avail, source, off, err := grpo.AvailableMemory()
+	if err != nil {
+		return err
+	}
+	plan.Format(out, avail, source)
+	if off {
+		return nil
+	}
+	return plan.Check(avail, source)
+}
+
+// memoryRequest is what the trainer would plan for c, read without
+// loading the weights: the held bytes come from config.json and the
+// weights' dtype, the prompt length from the first 64 training prompts
+// (as the trainer measures it).
+func memoryRequest(c *runConfig) (grpo.MemoryRequest, error) {
+	dir := c.Model.Path
+	cfg, err := model.ReadConfig(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return grpo.MemoryRequest{}, err
+	}
+	fileDType, err := model.WeightsDType(dir)
+	if err != nil {
+		return grpo.MemoryRequest{}, err
+	}
+	opts, err := c.Model.options(cfg.TorchDType)
+	if err != nil {
+		return grpo.MemoryRequest{}, err
+	}
+	tok, err := tokenizer.LoadDir(dir)
+	if err != nil {
+		return grpo.MemoryRequest{}, err
+	}
+	train, _, err := loadData(c)
+	if err != nil {
+		return grpo.MemoryRequest{}, err
+	}
+	longest := 0
+	popts := grpo.LMPolicyOptions{ChatOptions: tokenizer.ChatOptions{Vars: c.ChatTemplateKwargs}}
+	for i := range min(len(train), 64) {
+		ids, err := grpo.EncodePrompt(tok, train[i], popts, c.MaxPromptLength)
+		if err != nil {
+			return grpo.MemoryRequest{}, fmt.Errorf("grpokit plan: training example %d: %w", i+1, err)
+		}
+		longest = max(longest, len(ids))
+	}
+	_, goBackend := backendName(c.Backend)
+	req := grpo.MemoryRequest{Model: cfg, Train: c.Config, Storage: model.StorageF32, FileDType: fileDType, PromptTokens: longest,
+		WidensWeights: opts.Compute == dtypes.BFloat16 || !goBackend}
+	if c.Model.UsePEFT {
+		req.LoRARank, req.Storage, req.DoubleQuant = c.Model.LoraR, opts.Storage, opts.DoubleQuant
+		req.LoRATargets = c.Model.LoraTargetModules
+	}
+	return req, nil
+}
+
+// backendName is the backend configuration that runs the graphs (the
+// config's, else $GOMLX_BACKEND, else the pure-Go one) and whether it is
+// the pure-Go backend.
+func backendName(config string) (string, bool) {
+	name := backend.Resolve(config) // "" reads $GOMLX_BACKEND
+
+	return name, strings.HasPrefix(name, "go")
+}
