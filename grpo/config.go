@@ -134,6 +134,12 @@ type Config struct {
 	// EvalStrategy "steps"; 0 means LoggingSteps, as HF. Default 0.
 	// HF: eval_steps.
 	EvalSteps int `json:"eval_steps"`
+	// NumGenerationsEval is the completions made of each eval prompt:
+	// 0 (the default, grpokit's own) one greedy completion; N ≥ 1, N
+	// completions sampled with the training sampler (temperature, top_p,
+	// top_k, min_p, repetition_penalty), as TRL's eval does. TRL 1.10:
+	// num_generations_eval (TRL's None means num_generations).
+	NumGenerationsEval int `json:"num_generations_eval"`
 	// ShuffleDataset visits the dataset in a seeded random order, a new
 	// permutation each epoch. Default true. TRL: shuffle_dataset.
 	ShuffleDataset bool `json:"shuffle_dataset"`
@@ -608,6 +614,9 @@ func (c Config) Validate() error {
 	}
 	if !finite(c.EntropyCoef) || c.EntropyCoef < 0 {
 		bad("EntropyCoef", c.EntropyCoef, "must be a finite number ≥ 0")
+	}
+	if c.NumGenerationsEval < 0 {
+		bad("NumGenerationsEval", float64(c.NumGenerationsEval), "must be ≥ 0 (0: one greedy completion)")
 	}
 	if !finite(c.EntropyCoefMin) || c.EntropyCoefMin < 0 {
 		bad("EntropyCoefMin", c.EntropyCoefMin, "must be a finite number ≥ 0")

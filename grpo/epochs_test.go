@@ -195,3 +195,37 @@ func TestTrainEvalSteps(t *testing.T) {
 		t.Errorf("OnEval called %d times, want 2", len(evals))
 	}
 }
+
+// TestNumGenerationsEval: with num_generations_eval N each eval prompt gets
+// N completions (TRL's eval), so a policy right only on its first
+// completion scores 1/N; without it one greedy completion scores 1.
+func TestNumGenerationsEval(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want float64
+	}{{0, 1}, {3, 1.0 / 3}, {4, 1.0 / 4}} {
+		cfg := smallConfig(t)
+		cfg.MaxSteps = 2
+		cfg.EvalStrategy, cfg.EvalSteps, cfg.NumGenerationsEval = grpo.EvalByStep, 2, tc.n
+		p := newPolicy(t)
+		p.Script = func(ex grpo.Example, j int) string {
+			if j == 0 {
+				return ex.Answer
+			}
+			return "say"
+		}
+		tr, err := grpo.NewTrainer(p, cfg, reward.Named{Name: "exact", Weight: 1, Scorer: exact})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.EvalDataset = grpo.SliceDataset{{Prompt: "eval cat", Answer: "cat"}, {Prompt: "eval dog", Answer: "dog"}}
+		var evals []grpo.Metrics
+		tr.OnEval = func(m grpo.Metrics) { evals = append(evals, m) }
+		if err := tr.Train(context.Background(), sayDataset()); err != nil {
+			t.Fatal(err)
+		}
+		if len(evals) != 1 || math.Abs(evals[0]["eval_reward"]-tc.want) > 1e-12 {
+			t.Errorf("num_generations_eval %d: evals %v, want eval_reward %v", tc.n, evals, tc.want)
+		}
+	}
+}

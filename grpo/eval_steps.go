@@ -82,11 +82,20 @@ func (t *Trainer) Evaluate(ctx context.Context) (Metrics, error) {
 		return nil, errors.New("grpo: Trainer.Evaluate: no EvalDataset")
 	}
 	start := time.Now()
-	res, err := Evaluate(ctx, t.policy, t.EvalDataset, t.rewards, EvalOptions{
+	opts := EvalOptions{
 		MaxCompletionLength: t.cfg.MaxCompletionLength,
 		MaxPromptLength:     t.cfg.MaxPromptLength,
 		BatchSize:           t.cfg.BatchSize,
-	})
+	}
+	if n := t.cfg.NumGenerationsEval; n > 0 {
+		// TRL's eval: n completions of each prompt, sampled as in training
+		// (seeded by the step, apart from the rollouts' seeds).
+		g := t.generateOptions(t.seed(-1-t.step, 0))
+		opts.Generations, opts.Temperature, opts.Seed = n, g.Temperature, g.Seed
+		opts.TopP, opts.TopK, opts.MinP, opts.RepetitionPenalty = g.TopP, g.TopK, g.MinP, g.RepetitionPenalty
+		opts.BatchSize = max(1, t.cfg.BatchSize/n)
+	}
+	res, err := Evaluate(ctx, t.policy, t.EvalDataset, t.rewards, opts)
 	if err != nil {
 		return nil, fmt.Errorf("grpo: eval at step %d: %w", t.step, err)
 	}

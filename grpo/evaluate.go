@@ -23,6 +23,15 @@ type EvalOptions struct {
 	Temperature float64
 	// Seed seeds sampling when Temperature > 0.
 	Seed uint64
+	// TopP, TopK, MinP and RepetitionPenalty refine sampling as
+	// GenerateOptions' do; zero values disable them.
+	TopP              float64
+	TopK              int
+	MinP              float64
+	RepetitionPenalty float64
+	// Generations is the completions made of each example; default 1.
+	// EvalResult.Completions then holds an example's completions together.
+	Generations int
 }
 
 // EvalResult is the outcome of Evaluate.
@@ -47,8 +56,8 @@ func (r *EvalResult) Mean(name string) (float64, bool) {
 	return 0, false
 }
 
-// Evaluate completes every example of data once (greedily unless
-// opts.Temperature > 0) and scores the completions with rewards, as the
+// Evaluate completes every example of data (once greedily unless
+// opts.Temperature > 0; opts.Generations times) and scores the completions with rewards, as the
 // trainer would score them: a held-out evaluation. Reward failures score 0
 // (see reward.Evaluator). It returns context.Cause(ctx) when ctx ends.
 func Evaluate(ctx context.Context, p Policy, data Dataset, rewards []reward.Named, opts EvalOptions) (*EvalResult, error) {
@@ -62,7 +71,15 @@ func Evaluate(ctx context.Context, p Policy, data Dataset, rewards []reward.Name
 		MaxPromptLength:     opts.MaxPromptLength,
 		MaxCompletionLength: cmp.Or(opts.MaxCompletionLength, 64),
 		Temperature:         opts.Temperature,
+		TopP:                cmp.Or(opts.TopP, 1),
+		TopK:                opts.TopK,
+		MinP:                opts.MinP,
+		RepetitionPenalty:   opts.RepetitionPenalty,
 		Seed:                opts.Seed,
+	}
+	g := cmp.Or(opts.Generations, 1)
+	if g < 1 {
+		return nil, fmt.Errorf("grpo: Evaluate: Generations %d: want ≥ 1", g)
 	}
 	batch := cmp.Or(opts.BatchSize, 16)
 	n := data.Len()
@@ -80,13 +97,17 @@ func Evaluate(ctx context.Context, p Policy, data Dataset, rewards []reward.Name
 			}
 			exs = append(exs, ex)
 		}
-		comps, err := p.Generate(ctx, exs, 1, gen)
+		comps, err := p.Generate(ctx, exs, g, gen)
 		if err != nil {
 			return nil, fmt.Errorf("grpo: Evaluate: %w", err)
 		}
+		if len(comps) != len(exs)*g {
+			return nil, fmt.Errorf("grpo: Evaluate: generate returned %d completions for %d prompts × %d", len(comps), len(exs), g)
+		}
 		for i, c := range comps {
+			ex := exs[i/g]
 			res.Completions = append(res.Completions, c.Text)
-			samples = append(samples, reward.Sample{Prompt: exs[i].Text(), Completion: c.Text, Answer: exs[i].Answer, Meta: exs[i].Meta, CompletionIDs: c.IDs})
+			samples = append(samples, reward.Sample{Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Meta: ex.Meta, CompletionIDs: c.IDs})
 		}
 	}
 	ev := &reward.Evaluator{Rewards: rewards}

@@ -68,7 +68,6 @@ var grpo = map[string]rule{
 	"disable_dropout":                         inert("false", "grpokit's decoders apply no dropout"),
 	"cast_lm_head_to_fp32":                    inert("false", "the logits and log-softmax are float32 here whatever the model's dtype"),
 	"remove_unused_columns":                   inert("false", "every column besides the prompt and the answer reaches the rewards as Example.Meta"),
-	"num_generations_eval":                    only("null", "evaluation makes one greedy completion per prompt"),
 	"ds3_gather_for_generation":               inert("true", "a DeepSpeed ZeRO-3 setting; "+whyOneProcess),
 	"pad_to_multiple_of":                      inert("null", "batches are padded to a few fixed lengths per octave"),
 	"generation_kwargs":                       only("null", "set temperature, top_p, top_k, min_p and repetition_penalty directly"),
