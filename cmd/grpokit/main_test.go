@@ -859,3 +859,34 @@ rewards: [{type: numeric}]
 		t.Errorf("a 1 MB limit: %v, want an *OutOfMemoryError", err)
 	}
 }
+
+// eval_strategy: steps evaluates the config's eval set during training
+// (grpokit train left Trainer.EvalDataset unset: the run stopped at once).
+func TestTrainEvalStrategy(t *testing.T) {
+	dir := t.TempDir()
+	cfg := toyRun(t, dir, false, 2)
+	body, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, append([]byte("eval_strategy: steps\neval_steps: 1\nnum_generations_eval: 2\n"), body...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"train", "-config", cfg}, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	ms, err := grpo.ReadMetrics(filepath.Join(dir, "run", grpo.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evals := 0
+	for _, m := range ms {
+		if _, ok := m["eval_reward"]; ok {
+			evals++
+		}
+	}
+	if evals != 2 {
+		t.Errorf("%d eval lines in metrics.jsonl, want 2:\n%s", evals, out.String())
+	}
+}

@@ -273,6 +273,9 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// eval_strategy: steps evaluates the eval set (eval.n examples of
+	// eval_path, else of path) every eval_steps steps, into metrics.jsonl.
+	tr.EvalDataset = s.eval
 	if c.LoggingSteps > 0 {
 		tr.Progress = out
 	}
