@@ -585,14 +585,9 @@ func TestModelOptions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			cfg := toyRun(t, dir, true, 1)
-			body, err := os.ReadFile(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body = []byte(strings.Replace(string(body), "  use_peft: true\n", "  use_peft: true\n"+tc.keys, 1))
-			if err := os.WriteFile(cfg, body, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			rewriteConfig(t, cfg, func(body string) string {
+				return strings.Replace(body, "  use_peft: true\n", "  use_peft: true\n"+tc.keys, 1)
+			})
 			var out bytes.Buffer
 			if err := run(context.Background(), []string{"train", "-config", cfg}, &out); err != nil {
 				t.Fatalf("%v\n%s", err, out.String())
@@ -619,14 +614,13 @@ func TestModelOptions(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		cfg := toyRun(t, dir, true, 1)
-		body, _ := os.ReadFile(cfg)
-		body = []byte(strings.Replace(strings.Replace(string(body), "  use_peft: true\n", "", 1), "  lora_r: 4\n", "  lora_r: 4\n"+tc.keys, 1))
-		if !strings.Contains(tc.keys, "use_peft") {
-			body = []byte(strings.Replace(string(body), "  lora_r: 4\n", "  lora_r: 4\n  use_peft: true\n", 1))
-		}
-		if err := os.WriteFile(cfg, body, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		rewriteConfig(t, cfg, func(body string) string {
+			body = strings.Replace(strings.Replace(body, "  use_peft: true\n", "", 1), "  lora_r: 4\n", "  lora_r: 4\n"+tc.keys, 1)
+			if !strings.Contains(tc.keys, "use_peft") {
+				body = strings.Replace(body, "  lora_r: 4\n", "  lora_r: 4\n  use_peft: true\n", 1)
+			}
+			return body
+		})
 		err := run(context.Background(), []string{"train", "-config", cfg}, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want an error containing %q", tc.keys, err, tc.want)
@@ -777,15 +771,10 @@ func TestReadmeConfig(t *testing.T) {
 func TestTRLKeys(t *testing.T) {
 	dir := t.TempDir()
 	cfg := toyRun(t, dir, true, 1)
-	body, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	trl := "report_to: wandb\nuse_vllm: false\nbf16: true\noptim: adamw_torch_fused\nlogging_strategy: steps\n" +
-		strings.Replace(string(body), "  use_peft: true\n", "  use_peft: true\n  attn_implementation: sdpa\n  lora_task_type: CAUSAL_LM\n", 1)
-	if err := os.WriteFile(cfg, []byte(trl), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	rewriteConfig(t, cfg, func(body string) string {
+		return "report_to: wandb\nuse_vllm: false\nbf16: true\noptim: adamw_torch_fused\nlogging_strategy: steps\n" +
+			strings.Replace(body, "  use_peft: true\n", "  use_peft: true\n  attn_implementation: sdpa\n  lora_task_type: CAUSAL_LM\n", 1)
+	})
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"train", "-config", cfg}, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
@@ -796,9 +785,7 @@ func TestTRLKeys(t *testing.T) {
 			t.Errorf("train output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if err := os.WriteFile(cfg, []byte("use_vllm: true\n"+string(body)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	rewriteConfig(t, cfg, func(body string) string { return strings.Replace(body, "use_vllm: false", "use_vllm: true", 1) })
 	if err := run(context.Background(), []string{"train", "-config", cfg}, io.Discard); err == nil || !strings.Contains(err.Error(), "use_vllm: true is not supported") {
 		t.Errorf("use_vllm: true: %v", err)
 	}
@@ -865,13 +852,9 @@ rewards: [{type: numeric}]
 func TestTrainEvalStrategy(t *testing.T) {
 	dir := t.TempDir()
 	cfg := toyRun(t, dir, false, 2)
-	body, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cfg, append([]byte("eval_strategy: steps\neval_steps: 1\nnum_generations_eval: 2\n"), body...), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	rewriteConfig(t, cfg, func(body string) string {
+		return "eval_strategy: steps\neval_steps: 1\nnum_generations_eval: 2\n" + body
+	})
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"train", "-config", cfg}, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
@@ -888,5 +871,17 @@ func TestTrainEvalStrategy(t *testing.T) {
 	}
 	if evals != 2 {
 		t.Errorf("%d eval lines in metrics.jsonl, want 2:\n%s", evals, out.String())
+	}
+}
+
+// rewriteConfig replaces the config file at path with edit of its text.
+func rewriteConfig(t *testing.T, path string, edit func(string) string) {
+	t.Helper()
+	body, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(edit(string(body))), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
