@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,12 +21,16 @@ func evalCmd(ctx context.Context, args []string, out io.Writer) error {
 	adapterDir := fs.String("adapter", "", "LoRA adapter folder applied to -model")
 	n := fs.Int("n", 0, "examples evaluated (default: the config's eval.n, else 100)")
 	show := fs.Int("show", 3, "completions printed")
+	quantize := fs.String("quantize", "", quantizeFlag+" (with -model)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	c, err := loadRunConfig(*configPath)
 	if err != nil {
 		return err
+	}
+	if *quantize != "" && *modelDir == "" {
+		return usageError{errors.New("grpokit eval: -quantize applies to -model (the config's model takes load_in_4bit/load_in_8bit)")}
 	}
 	if *n < 0 || *show < 0 {
 		return usageError{fmt.Errorf("grpokit eval: -n %d -show %d: want ≥ 0", *n, *show)}
@@ -46,7 +51,11 @@ func evalCmd(ctx context.Context, args []string, out io.Writer) error {
 		if s.rewards, err = buildRewards(c.Rewards); err != nil {
 			return err
 		}
-		if s.loaded, err = loadModel(*modelDir, *adapterDir, inference, os.Stderr); err != nil {
+		opts, err := inference(*quantize)
+		if err != nil {
+			return err
+		}
+		if s.loaded, err = loadModel(*modelDir, *adapterDir, opts, os.Stderr); err != nil {
 			return err
 		}
 		s.loaded.chatVars = c.ChatTemplateKwargs

@@ -445,6 +445,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"generate", "-model", "m", "-prompt", "hi", "-chat-template-kwargs", "enable_thinking=false"}, "-chat-template-kwargs: want a JSON object"},
 		{[]string{"chat", "-model", "m", "-chat-template-kwargs", "[1]"}, "-chat-template-kwargs: want a JSON object"},
 		{[]string{"generate", "-model", "m", "-prompt", "hi", "-quantize", "fp4"}, `-quantize "fp4": want nf4 or int8`},
+		{[]string{"eval", "-config", cfg, "-quantize", "nf4"}, "-quantize applies to -model"},
 	} {
 		err := run(context.Background(), c.args, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

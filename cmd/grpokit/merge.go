@@ -132,7 +132,7 @@ func replaceDir(src, dst string) error {
 func writeMerged(base, adapterDir, dst, dtype string) (string, int, error) {
 	// The base stays as stored; each weight is merged in float32 and
 	// written in turn, so only one float32 matrix is held at a time.
-	l, err := loadModel(base, adapterDir, inference, os.Stderr)
+	l, err := loadModel(base, adapterDir, &model.Options{Storage: model.StorageAsStored}, os.Stderr)
 	if err != nil {
 		return "", 0, err
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/grpokit/grpokit/grpo"
-	"github.com/grpokit/grpokit/model"
 )
 
 // sampling holds the flags generate and chat share.
@@ -32,7 +31,7 @@ func (s *sampling) register(fs *flag.FlagSet) {
 	fs.IntVar(&s.topK, "top-k", 0, "sample among the K most likely tokens (0: off)")
 	fs.Uint64Var(&s.seed, "seed", 1, "sampling seed")
 	fs.BoolVar(&s.raw, "raw", false, "send the prompt as plain text, without the chat template")
-	fs.StringVar(&s.quantize, "quantize", "", "hold the weights as nf4 or int8 (bitsandbytes' load_in_4bit / load_in_8bit); empty keeps them as stored")
+	fs.StringVar(&s.quantize, "quantize", "", quantizeFlag)
 	fs.Func("chat-template-kwargs", `extra chat template variables as JSON (TRL's chat_template_kwargs), e.g. '{"enable_thinking": false}'`, func(v string) error {
 		s.chatVars = nil
 		if err := json.Unmarshal([]byte(v), &s.chatVars); err != nil {
@@ -45,15 +44,11 @@ func (s *sampling) register(fs *flag.FlagSet) {
 // load reads the model (and adapter) of the flags, held as stored or
 // quantized.
 func (s *sampling) load() (*loaded, error) {
-	opts := *inference
-	switch s.quantize {
-	case "":
-	case "nf4", "int8":
-		opts.Storage = model.Storage(s.quantize)
-	default:
-		return nil, usageError{fmt.Errorf("-quantize %q: want nf4 or int8", s.quantize)}
+	opts, err := inference(s.quantize)
+	if err != nil {
+		return nil, err
 	}
-	l, err := loadModel(s.model, s.adapter, &opts, os.Stderr)
+	l, err := loadModel(s.model, s.adapter, opts, os.Stderr)
 	if err != nil {
 		return nil, err
 	}
