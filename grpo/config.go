@@ -175,6 +175,11 @@ type Config struct {
 	// (benchmarks do). Default 0, in [0, MaxCompletionLength]. HF generate's
 	// min_new_tokens (TRL passes it in generation_kwargs).
 	MinCompletionLength int `json:"min_completion_length"`
+	// GenerationKwargs set the sampling settings by their transformers
+	// GenerationConfig names, overriding the fields above as TRL's
+	// generation_kwargs do (see ApplyGenerationKwargs). Default nil. TRL:
+	// generation_kwargs.
+	GenerationKwargs map[string]any `json:"generation_kwargs"`
 	// MaskTruncatedCompletions leaves completions that hit
 	// MaxCompletionLength without EOS out of the loss. Default false.
 	// TRL: mask_truncated_completions.

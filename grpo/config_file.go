@@ -20,6 +20,10 @@ func DecodeConfig(data []byte) (Config, error) {
 	if err := strictcfg.DecodeForeign(data, &c, trlForeign); err != nil {
 		return c, fmt.Errorf("grpo: config: %w", err)
 	}
+	c, err := c.ApplyGenerationKwargs()
+	if err != nil {
+		return c, err
+	}
 	return c, c.Validate()
 }
 
@@ -32,6 +36,10 @@ func LoadConfig(path string) (Config, error) {
 		return c, fmt.Errorf("grpo: config %w", err)
 	}
 	c.OutputDir = strictcfg.ExpandHome(c.OutputDir) // ~ as in a shell
+	c, err := c.ApplyGenerationKwargs()
+	if err != nil {
+		return c, err
+	}
 	return c, c.Validate()
 }
 

@@ -82,6 +82,10 @@ func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, e
 	if policy == nil {
 		return nil, errors.New("grpo: NewTrainer: nil Policy")
 	}
+	cfg, err := cfg.ApplyGenerationKwargs()
+	if err != nil {
+		return nil, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -122,7 +126,6 @@ func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, e
 		return nil, err
 	}
 	vjp.Register()
-	var err error
 	t := &Trainer{
 		cfg:        cfg,
 		policy:     policy,

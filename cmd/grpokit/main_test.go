@@ -886,3 +886,21 @@ func rewriteConfig(t *testing.T, path string, edit func(string) string) {
 		t.Fatal(err)
 	}
 }
+
+// generation_kwargs apply when the config is read, before the prompt
+// check and the memory plan use the lengths.
+func TestConfigGenerationKwargs(t *testing.T) {
+	cfg := toyRun(t, t.TempDir(), false, 1)
+	rewriteConfig(t, cfg, func(body string) string { return "generation_kwargs: {max_new_tokens: 2, top_k: 3}\n" + body })
+	c, err := loadRunConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxCompletionLength != 2 || c.TopK != 3 {
+		t.Errorf("max_completion_length %d, top_k %d; want 2, 3", c.MaxCompletionLength, c.TopK)
+	}
+	rewriteConfig(t, cfg, func(body string) string { return strings.Replace(body, "top_k: 3", "do_sample: false", 1) })
+	if _, err := loadRunConfig(cfg); err == nil || !strings.Contains(err.Error(), `"do_sample" has no grpokit setting`) {
+		t.Errorf("do_sample: %v", err)
+	}
+}

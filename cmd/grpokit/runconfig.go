@@ -216,6 +216,12 @@ func loadRunConfig(path string) (runConfig, error) {
 	for _, p := range []*string{&c.Model.Path, &c.Dataset.Path, &c.Dataset.EvalPath, &c.OutputDir} {
 		*p = strictcfg.ExpandHome(*p)
 	}
+	// generation_kwargs override the sampling settings before anything
+	// (the prompt-length check, the memory plan) reads them.
+	var err error
+	if c.Config, err = c.Config.ApplyGenerationKwargs(); err != nil {
+		return c, err
+	}
 	return c, nil
 }
 

@@ -70,7 +70,6 @@ var grpo = map[string]rule{
 	"remove_unused_columns":                   inert("false", "every column besides the prompt and the answer reaches the rewards as Example.Meta"),
 	"ds3_gather_for_generation":               inert("true", "a DeepSpeed ZeRO-3 setting; "+whyOneProcess),
 	"pad_to_multiple_of":                      inert("null", "batches are padded to a few fixed lengths per octave"),
-	"generation_kwargs":                       only("null", "set temperature, top_p, top_k, min_p and repetition_penalty directly"),
 	"chat_template_kwargs":                    only("null", "in Go, set grpo.LMPolicyOptions.ChatOptions.Vars (grpokit's config takes chat_template_kwargs)"),
 	"cache_implementation":                    inert("null", "generation uses grpokit's own KV cache"),
 	"use_vllm":                                only("false", whyVLLM),
