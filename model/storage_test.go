@@ -147,3 +147,38 @@ func TestToBF16(t *testing.T) {
 		}
 	}
 }
+
+// A bf16-held base under bf16 compute enters its products as held (no
+// float32 copy of each matrix): the logits are the same bits as those of
+// the same bf16 values held as float32 and cast to bf16 in the graph (all
+// five golden models, Gemma 3's tied lm_head included), and within the
+// golden bound of transformers' bf16 forward where the golden has one.
+func TestBF16HeldUnderBF16Compute(t *testing.T) {
+	for _, name := range goldenCases {
+		t.Run(name, func(t *testing.T) {
+			g := loadGolden(t, name)
+			logits := func(s Storage) []float32 {
+				m, err := Load(g.dir, &Options{WeightsFile: "model.bf16.safetensors", Storage: s, Compute: dtypes.BFloat16})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, err := m.Logits(g.batch())
+				if err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			held, widened := logits(StorageAsStored), logits(StorageF32)
+			for i := range held {
+				if math.Float32bits(held[i]) != math.Float32bits(widened[i]) {
+					t.Fatalf("logit %d: %v held as bf16, %v held as float32", i, held[i], widened[i])
+				}
+			}
+			if want, ok := g.tensors["logits_bf16"]; ok { // llama-tiny and qwen2-tiny have them
+				if mean, worst := diffStats(held, want.Data, g.JSON.AttentionMask, want.Shape[2]); math.IsNaN(mean) || mean > 0.1 || worst > 1.0 {
+					t.Errorf("vs transformers' bf16 logits: mean |diff| %.4f (want ≤ 0.1), max %.4f (want ≤ 1.0)", mean, worst)
+				}
+			}
+		})
+	}
+}

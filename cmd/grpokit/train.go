@@ -161,9 +161,9 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 	}
 	if m := s.loaded.model; m.Compute() == dtypes.BFloat16 && backend.IsGo(m.Backend()) {
 		// Measured on a Gemma-3-270M shape, LoRA, 2 × 2 completions of 16
-		// tokens: bfloat16 37 s/step and 7.0 GB peak RSS, float32 3.6 s and
-		// 1.5 GB.
-		fmt.Fprintln(out, "grpokit: warning: compute bfloat16 on the pure-Go backend is about 10× slower and needs several times the memory of float32 "+
+		// tokens: bfloat16 35.8 s/step and 2.75 GB peak RSS, float32 3.6 s
+		// and 1.5 GB.
+		fmt.Fprintln(out, "grpokit: warning: compute bfloat16 on the pure-Go backend is about 10× slower than float32 "+
 			"(bfloat16 is for XLA/GPU); a LoRA base stays as stored (bf16) either way: set model.dtype: float32 for speed here")
 	}
 	fmt.Fprintf(out, "grpokit: model %s (%d parameters, %s), %d training / %d eval examples, rewards %s\n",
