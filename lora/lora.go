@@ -336,7 +336,7 @@ func (a *Adapter) MergedWeight(name string) ([]float32, []int, error) {
 // unchanged; the weights are merged and written one at a time.
 func (a *Adapter) SaveMerged(dir string) error {
 	cfg := a.m.Config()
-	if err := model.SaveConfig(dir, cfg); err != nil {
+	if err := model.SaveConfig(dir, cfg, "F32"); err != nil {
 		return err
 	}
 	return model.WriteSafetensorsFunc(filepath.Join(dir, "model.safetensors"), cfg.Weights(), "F32", func(name string) ([]float32, error) {

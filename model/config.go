@@ -322,7 +322,19 @@ func (c Config) invFreq(theta float64, scaled bool) []float64 {
 // MarshalJSON writes the config in HF layout, eos_token_id included. A
 // multimodal checkpoint's config is written as its language model alone
 // (e.g. gemma3 as gemma3_text, Gemma3ForCausalLM): that is what Save writes.
-func (c Config) MarshalJSON() ([]byte, error) {
+// torch_dtype is float32, Save's weights; see SaveConfig for others.
+func (c Config) MarshalJSON() ([]byte, error) { return c.hfJSON("F32") }
+
+// torchDTypes are config.json's torch_dtype names of safetensors dtypes.
+var torchDTypes = map[string]string{"F32": "float32", "BF16": "bfloat16", "F16": "float16"}
+
+// hfJSON is MarshalJSON with torch_dtype naming fileDType, the safetensors
+// dtype the weights are written in.
+func (c Config) hfJSON(fileDType string) ([]byte, error) {
+	torchDType, ok := torchDTypes[fileDType]
+	if !ok {
+		return nil, fmt.Errorf("model: config for %q weights: want F32, BF16 or F16", fileDType)
+	}
 	type plain Config
 	if a := c.arch(); a != nil && a.multimodal {
 		c.ModelType = a.saveAs
@@ -348,7 +360,7 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	if a := c.arch(); a != nil {
 		m["architectures"] = []string{a.class}
 	}
-	m["torch_dtype"] = "float32"
+	m["torch_dtype"] = torchDType
 	return json.MarshalIndent(m, "", "  ")
 }
 

@@ -435,7 +435,7 @@ func (m *Model) TrainableVariables() []*mlctx.Variable {
 // Save writes the model in HF layout to dir: config.json and a single F32
 // model.safetensors (adapters are not included; lora merges them).
 func (m *Model) Save(dir string) error {
-	if err := SaveConfig(dir, m.cfg); err != nil {
+	if err := SaveConfig(dir, m.cfg, "F32"); err != nil {
 		return err
 	}
 	// One weight copied at a time, not a second copy of the model.
@@ -448,19 +448,20 @@ func (m *Model) Save(dir string) error {
 // SaveHF writes cfg as config.json and ts as model.safetensors (F32) into
 // dir, creating it: the layout Load reads and transformers loads.
 func SaveHF(dir string, cfg Config, ts []NamedTensor) error {
-	if err := SaveConfig(dir, cfg); err != nil {
+	if err := SaveConfig(dir, cfg, "F32"); err != nil {
 		return err
 	}
 	return WriteSafetensors(filepath.Join(dir, "model.safetensors"), ts)
 }
 
 // SaveConfig writes cfg as dir/config.json (dir is made if needed), for
-// weights written apart (WriteSafetensorsFunc).
-func SaveConfig(dir string, cfg Config) error {
+// weights written apart (WriteSafetensorsFunc) in safetensors dtype
+// fileDType ("F32", "BF16" or "F16"), which torch_dtype names.
+func SaveConfig(dir string, cfg Config, fileDType string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
-	cfgJSON, err := json.Marshal(cfg)
+	cfgJSON, err := cfg.hfJSON(fileDType)
 	if err != nil {
 		return fmt.Errorf("model: encode config: %w", err)
 	}

@@ -43,18 +43,9 @@ func WriteRandomHF(dir string, cfg Config, seed uint64, dtype string) (err error
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
-	cfgJSON, err := json.Marshal(cfg)
+	// torch_dtype names the weights' dtype, as in a real checkpoint.
+	cfgJSON, err := cfg.hfJSON(stDType)
 	if err != nil {
-		return fmt.Errorf("model: encode config: %w", err)
-	}
-	// torch_dtype names the weights' dtype, as in a real checkpoint (a
-	// bf16 one says "bfloat16"; Config's JSON says float32, as Save writes).
-	var fields map[string]any
-	if err := json.Unmarshal(cfgJSON, &fields); err != nil {
-		return fmt.Errorf("model: encode config: %w", err)
-	}
-	fields["torch_dtype"] = map[string]string{"BF16": "bfloat16", "F32": "float32"}[stDType]
-	if cfgJSON, err = json.Marshal(fields); err != nil {
 		return fmt.Errorf("model: encode config: %w", err)
 	}
 	if err := writeFileAtomic(filepath.Join(dir, "config.json"), func(f *os.File) error {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -146,7 +145,7 @@ func writeMerged(base, adapterDir, dst, dtype string) (string, int, error) {
 	}
 	dtype = strings.ToUpper(dtype)
 	cfg := l.model.Config()
-	if err := model.SaveConfig(dst, cfg); err != nil {
+	if err := model.SaveConfig(dst, cfg, dtype); err != nil {
 		return "", 0, err
 	}
 	merged := func(name string) ([]float32, error) {
@@ -156,9 +155,6 @@ func writeMerged(base, adapterDir, dst, dtype string) (string, int, error) {
 	if err := model.WriteSafetensorsFunc(filepath.Join(dst, "model.safetensors"), cfg.Weights(), dtype, merged); err != nil {
 		return "", 0, err
 	}
-	if err := setTorchDType(filepath.Join(dst, "config.json"), dtype); err != nil {
-		return "", 0, err
-	}
 	if err := l.tok.WriteFiles(dst); err != nil {
 		return "", 0, err
 	}
@@ -166,22 +162,4 @@ func writeMerged(base, adapterDir, dst, dtype string) (string, int, error) {
 		return "", 0, err
 	}
 	return dtype, l.model.NumParams(), nil
-}
-
-// setTorchDType records the weights' dtype in config.json's torch_dtype.
-func setTorchDType(path, dtype string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return fmt.Errorf("grpokit: %s: %w", path, err)
-	}
-	m["torch_dtype"] = map[string]string{"F32": "float32", "BF16": "bfloat16", "F16": "float16"}[dtype]
-	b, err = json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
