@@ -98,17 +98,29 @@ func (t *Trainer) longestPrompt(src source) int {
 	if !ok || !ok2 {
 		return 0
 	}
+	n, err := LongestPrompt(ds.data, enc.PromptIDs, t.cfg.MaxPromptLength)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// LongestPrompt returns the token count of the longest of data's first 64
+// prompts as encode makes them (capped at maxLen): the prompt length the
+// memory plan assumes, for the trainer and for a plan made before any
+// model is loaded (encode: EncodePrompt).
+func LongestPrompt(data Dataset, encode func(ex Example, maxLen int) ([]int, error), maxLen int) (int, error) {
 	n := 0
-	for i := range min(ds.data.Len(), 64) {
-		ex, err := ds.data.Example(i)
+	for i := range min(data.Len(), 64) {
+		ex, err := data.Example(i)
 		if err != nil {
-			return 0
+			return 0, fmt.Errorf("example %d: %w", i+1, err)
 		}
-		ids, err := enc.PromptIDs(ex, t.cfg.MaxPromptLength)
+		ids, err := encode(ex, maxLen)
 		if err != nil {
-			return 0
+			return 0, fmt.Errorf("example %d: %w", i+1, err)
 		}
 		n = max(n, len(ids))
 	}
-	return n
+	return n, nil
 }

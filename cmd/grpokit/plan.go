@@ -82,18 +82,14 @@ func memoryRequest(c *runConfig) (grpo.MemoryRequest, error) {
 	if err != nil {
 		return grpo.MemoryRequest{}, err
 	}
-	longest := 0
 	popts := grpo.LMPolicyOptions{ChatOptions: tokenizer.ChatOptions{Vars: c.ChatTemplateKwargs}}
-	for i := range min(len(train), 64) {
-		ids, err := grpo.EncodePrompt(tok, train[i], popts, c.MaxPromptLength)
-		if err != nil {
-			return grpo.MemoryRequest{}, fmt.Errorf("grpokit plan: training example %d: %w", i+1, err)
-		}
-		longest = max(longest, len(ids))
+	encode := func(ex grpo.Example, maxLen int) ([]int, error) { return grpo.EncodePrompt(tok, ex, popts, maxLen) }
+	longest, err := grpo.LongestPrompt(train, encode, c.MaxPromptLength)
+	if err != nil {
+		return grpo.MemoryRequest{}, fmt.Errorf("grpokit plan: training %w", err)
 	}
-	_, goBackend := backendName(c.Backend)
 	req := grpo.MemoryRequest{Model: cfg, Train: c.Config, Storage: model.StorageF32, FileDType: fileDType, PromptTokens: longest,
-		WidensWeights: opts.Compute == dtypes.BFloat16 || !goBackend}
+		WidensWeights: opts.Compute == dtypes.BFloat16 || !goBackend(c.Backend)}
 	if c.Model.UsePEFT {
 		req.LoRARank, req.Storage, req.DoubleQuant = c.Model.LoraR, opts.Storage, opts.DoubleQuant
 		req.LoRATargets = c.Model.LoraTargetModules
@@ -101,11 +97,8 @@ func memoryRequest(c *runConfig) (grpo.MemoryRequest, error) {
 	return req, nil
 }
 
-// backendName is the backend configuration that runs the graphs (the
-// config's, else $GOMLX_BACKEND, else the pure-Go one) and whether it is
-// the pure-Go backend.
-func backendName(config string) (string, bool) {
-	name := backend.Resolve(config) // "" reads $GOMLX_BACKEND
-
-	return name, strings.HasPrefix(name, "go")
+// goBackend reports whether the backend that runs the graphs (the
+// config's, else $GOMLX_BACKEND, else the pure-Go one) is the pure-Go one.
+func goBackend(config string) bool {
+	return strings.HasPrefix(backend.Resolve(config), "go") // "" reads $GOMLX_BACKEND
 }
