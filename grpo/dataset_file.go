@@ -2,7 +2,6 @@ package grpo
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -109,7 +108,7 @@ func firstNonSpace(r *bufio.Reader) (byte, error) {
 		if err != nil {
 			return 0, err
 		}
-		if !bytes.ContainsRune([]byte(" \t\r\n"), rune(b)) {
+		if strings.IndexByte(" \t\r\n", b) < 0 {
 			return b, r.UnreadByte()
 		}
 	}
@@ -168,15 +167,13 @@ func loadParquet(path string, f JSONLFields) (out SliceDataset, err error) {
 			}
 			return nil, fmt.Errorf("grpo: dataset %s: row %d: %w", path, row+1, err)
 		}
-		// Through JSON, so that a row means what the same row as a JSON
-		// line means.
-		text, err := json.Marshal(values)
-		if err != nil {
-			return nil, fmt.Errorf("grpo: dataset %s: row %d: %w", path, row+1, err)
-		}
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(text, &fields); err != nil {
-			return nil, fmt.Errorf("grpo: dataset %s: row %d: %w", path, row+1, err)
+		// Each value as JSON, so that a row means what the same row as a
+		// JSON line means.
+		fields := make(map[string]json.RawMessage, len(values))
+		for k, v := range values {
+			if fields[k], err = json.Marshal(v); err != nil {
+				return nil, fmt.Errorf("grpo: dataset %s: row %d: %q: %w", path, row+1, k, err)
+			}
 		}
 		ex, err := f.example(fields)
 		if err != nil {
