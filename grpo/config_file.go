@@ -20,11 +20,7 @@ func DecodeConfig(data []byte) (Config, error) {
 	if err := strictcfg.DecodeForeign(data, &c, trlForeign); err != nil {
 		return c, fmt.Errorf("grpo: config: %w", err)
 	}
-	c, err := c.ApplyGenerationKwargs()
-	if err != nil {
-		return c, err
-	}
-	return c, c.Validate()
+	return c.settled()
 }
 
 // LoadConfig reads a config file as DecodeConfig does: JSON, or YAML when
@@ -36,11 +32,7 @@ func LoadConfig(path string) (Config, error) {
 		return c, fmt.Errorf("grpo: config %w", err)
 	}
 	c.OutputDir = strictcfg.ExpandHome(c.OutputDir) // ~ as in a shell
-	c, err := c.ApplyGenerationKwargs()
-	if err != nil {
-		return c, err
-	}
-	return c, c.Validate()
+	return c.settled()
 }
 
 // trlForeign accepts or explains TRL's keys that Config has no field for.

@@ -25,6 +25,16 @@ var generationKwargs = map[string]struct {
 	"min_new_tokens":     {func(c *Config, v float64) { c.MinCompletionLength = int(v) }, true},
 }
 
+// settled is c as the trainer runs it: GenerationKwargs applied, then
+// validated (DecodeConfig, LoadConfig and NewTrainer).
+func (c Config) settled() (Config, error) {
+	c, err := c.ApplyGenerationKwargs()
+	if err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
 // ApplyGenerationKwargs returns c with the values of GenerationKwargs
 // (TRL's generation_kwargs) set in the fields they name, which they
 // override as in TRL: temperature, top_p, top_k, min_p,

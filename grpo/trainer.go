@@ -82,11 +82,8 @@ func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, e
 	if policy == nil {
 		return nil, errors.New("grpo: NewTrainer: nil Policy")
 	}
-	cfg, err := cfg.ApplyGenerationKwargs()
+	cfg, err := cfg.settled()
 	if err != nil {
-		return nil, err
-	}
-	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if lp, ok := policy.(*LMPolicy); ok && cfg.GradientCheckpointing && lp.adapter != nil && lp.adapter.Config().Dropout > 0 {
