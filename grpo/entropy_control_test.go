@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/grpokit/grpokit/grpo"
@@ -104,8 +105,13 @@ func TestAdaptiveEntropyResume(t *testing.T) {
 func TestAdaptiveEntropyConfig(t *testing.T) {
 	cfg := grpo.DefaultConfig()
 	cfg.UseAdaptiveEntropy, cfg.EntropyCoefMin, cfg.EntropyCoefMax = true, 0.5, 0.1
-	if err := cfg.Validate(); err == nil {
-		t.Error("entropy_coef_max < entropy_coef_min: no error")
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "EntropyCoefMax") || !strings.Contains(err.Error(), "≥ EntropyCoefMin") {
+		t.Errorf("entropy_coef_max < entropy_coef_min: %v", err)
+	}
+	cfg = grpo.DefaultConfig()
+	cfg.NumGenerationsEval = -1
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "NumGenerationsEval") {
+		t.Errorf("num_generations_eval -1: %v", err)
 	}
 	c, err := grpo.DecodeConfig([]byte(`{"use_adaptive_entropy": true, "entropy_coef": 0.001, "entropy_target": 0.5}`))
 	if err != nil || !c.UseAdaptiveEntropy || c.EntropyTarget != 0.5 || c.EntropyCoefMax != 1 || c.EntropyCoefDelta != 0.005 {

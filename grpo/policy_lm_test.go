@@ -1,6 +1,7 @@
 package grpo
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/grpokit/grpokit/model"
@@ -88,8 +89,8 @@ func TestFrozenPolicyKeepsStorage(t *testing.T) {
 		}
 		if frozen {
 			one := reward.Named{Name: "one", Scorer: reward.Func(func(_, _, _ string) float64 { return 1 })}
-			if _, err := NewTrainer(p, DefaultConfig(), one); err == nil {
-				t.Error("NewTrainer accepted a frozen policy")
+			if _, err := NewTrainer(p, DefaultConfig(), one); err == nil || !strings.Contains(err.Error(), "the policy is frozen") {
+				t.Errorf("NewTrainer with a frozen policy: %v", err)
 			}
 		}
 		return m.Storage(), len(p.TrainableVariables()), comps

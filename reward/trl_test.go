@@ -3,6 +3,7 @@ package reward_test
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/grpokit/grpokit/reward"
@@ -60,8 +61,8 @@ func TestSoftOverlongPunishment(t *testing.T) {
 		t.Errorf("cache 0: %v at the limit, %v past it; want 0, -1", a, b)
 	}
 	for _, bad := range [][2]int{{0, 0}, {10, -1}, {10, 11}} {
-		if _, err := reward.SoftOverlongPunishment(bad[0], bad[1]); err == nil {
-			t.Errorf("SoftOverlongPunishment(%d, %d): no error", bad[0], bad[1])
+		if _, err := reward.SoftOverlongPunishment(bad[0], bad[1]); err == nil || !strings.Contains(err.Error(), "want 0 ≤ cache ≤ max_completion_len") {
+			t.Errorf("SoftOverlongPunishment(%d, %d): %v", bad[0], bad[1], err)
 		}
 	}
 }
@@ -92,7 +93,7 @@ func TestRepetitionPenalty(t *testing.T) {
 			t.Errorf("n=%d max %v %v: %v, want %v", tc.n, tc.maxPenalty, tc.ids, got, tc.want)
 		}
 	}
-	if _, err := reward.RepetitionPenalty(2, 0.5); err == nil {
-		t.Error("a positive max_penalty: no error (TRL raises ValueError)")
+	if _, err := reward.RepetitionPenalty(2, 0.5); err == nil || !strings.Contains(err.Error(), "max_penalty ≤ 0") {
+		t.Errorf("a positive max_penalty: %v (TRL raises ValueError)", err)
 	}
 }
