@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -31,7 +32,40 @@ var crashKills = flag.Int("crash.kills", 4, "TestCrashResume: how many SIGKILLs 
 const (
 	crashDirEnv   = "GRPOKIT_CRASH_DIR"   // output folder; unset: not a child
 	crashStageEnv = "GRPOKIT_CRASH_STAGE" // "stage:n": SIGKILL itself at the n-th checkpoint stage
+	crashAtEnv    = "GRPOKIT_CRASH_AT"    // "f:calls:step": SIGKILL itself at a random moment, see crashAt
 )
+
+// crashAt arms a SIGKILL at a random moment of the child's run, timed from
+// the run's own progress rather than from the parent's clock (a run takes
+// tens of milliseconds, less than a process start on a quiet machine, so
+// a kill timed from outside often came after the run had finished). The
+// uninterrupted run made calls reward calls in all; from the step it
+// resumed at, the child estimates the calls left, arms the kill at the
+// reward call a fraction f of the way through them, and fires it after a
+// delay of up to two steps (step is one step's duration), so it lands in
+// any phase of a step — generation, update, checkpoint write — not only
+// inside a reward.
+func crashAt(spec string, startStep, maxSteps int) reward.Func {
+	var f float64
+	var calls int64
+	var step time.Duration
+	if _, err := fmt.Sscanf(spec, "%g:%d:%d", &f, &calls, &step); err != nil {
+		panic(fmt.Sprintf("%s=%q: %v", crashAtEnv, spec, err))
+	}
+	left := float64(calls) * float64(maxSteps-startStep) / float64(maxSteps)
+	at := 1 + int64(f*0.8*left)
+	delay := time.Duration(math.Mod(f*1e6, 1) * float64(2*step))
+	var n atomic.Int64
+	return func(p, c, a string) float64 {
+		if n.Add(1) == at {
+			go func() {
+				time.Sleep(delay)
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}()
+		}
+		return exact(p, c, a)
+	}
+}
 
 // crashConfig is a run with everything a checkpoint must carry (AdamW,
 // warmup and decay, accumulation, rollouts shared by NumIterations steps,
@@ -70,12 +104,20 @@ func TestCrashChild(t *testing.T) {
 		})
 	}
 	cfg := crashConfig(dir)
-	p := newPolicy(t)
-	tr, err := grpo.NewTrainer(p, cfg, reward.Named{Name: "exact", Weight: 1, Scorer: exact})
-	if err != nil {
-		t.Fatal(err)
-	}
 	path, err := grpo.LatestCheckpoint(dir)
+	startStep := 0
+	if err == nil {
+		startStep, _ = strconv.Atoi(strings.TrimPrefix(filepath.Base(path), "checkpoint-"))
+	}
+	var scorer reward.Scorer = exact
+	if s := os.Getenv(crashAtEnv); s != "" {
+		scorer = crashAt(s, startStep, cfg.MaxSteps)
+	}
+	p := newPolicy(t)
+	tr, terr := grpo.NewTrainer(p, cfg, reward.Named{Name: "exact", Weight: 1, Scorer: scorer})
+	if terr != nil {
+		t.Fatal(terr)
+	}
 	switch {
 	case errors.Is(err, grpo.ErrNoCheckpoint):
 	case err != nil:
@@ -108,7 +150,9 @@ func TestCrashResume(t *testing.T) {
 	// The uninterrupted run, in this process.
 	refDir := t.TempDir()
 	p := newPolicy(t)
-	tr, err := grpo.NewTrainer(p, crashConfig(refDir), reward.Named{Name: "exact", Weight: 1, Scorer: exact})
+	var calls atomic.Int64
+	counted := reward.Func(func(p, c, a string) float64 { calls.Add(1); return exact(p, c, a) })
+	tr, err := grpo.NewTrainer(p, crashConfig(refDir), reward.Named{Name: "exact", Weight: 1, Scorer: counted})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,6 +161,7 @@ func TestCrashResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	runTime := time.Since(start)
+	stepTime := runTime / time.Duration(crashConfig(refDir).MaxSteps)
 	want := fmt.Sprint(p.Table())
 	wantMs, err := grpo.ReadMetrics(filepath.Join(refDir, grpo.MetricsFile))
 	if err != nil {
@@ -137,7 +182,9 @@ func TestCrashResume(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
 		how := "random"
-		if kills%2 == 1 { // every other kill inside a checkpoint write
+		if kills%2 == 0 {
+			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%g:%d:%d", crashAtEnv, r.Float64(), calls.Load(), stepTime))
+		} else { // every other kill inside a checkpoint write
 			stage, nth := stages[r.IntN(len(stages))], 1+r.IntN(3)
 			if stage == "aside" {
 				nth = 1 // a child re-saves (moves a copy aside) once, at start
@@ -150,21 +197,7 @@ func TestCrashResume(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		var err error
-		if how == "random" {
-			// Process start-up plus a random part of a run.
-			delay := 50*time.Millisecond + time.Duration(r.Float64()*float64(runTime))
-			select {
-			case err = <-done:
-			case <-time.After(delay):
-				_ = cmd.Process.Signal(syscall.SIGKILL)
-				err = <-done
-			}
-		} else {
-			err = <-done
-		}
+		err := cmd.Wait()
 		var exit *exec.ExitError
 		switch {
 		case err == nil:
