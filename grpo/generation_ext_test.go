@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/reward"
 )
@@ -20,7 +21,7 @@ type countingPolicy struct {
 	calls int
 }
 
-func (p *countingPolicy) Generate(ctx context.Context, prompts []grpo.Example, n int, opts grpo.GenerateOptions) ([]grpo.Completion, error) {
+func (p *countingPolicy) Generate(ctx context.Context, prompts []dataset.Example, n int, opts grpo.GenerateOptions) ([]grpo.Completion, error) {
 	p.calls++
 	return p.Policy.Generate(ctx, prompts, n, opts)
 }

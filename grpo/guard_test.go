@@ -15,6 +15,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph builder
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/grpo/grpotest"
 	"github.com/grpokit/grpokit/reward"
@@ -231,15 +232,15 @@ func TestErrorSavesCheckpoint(t *testing.T) {
 
 // stepFailing fails on the prompts of optimizer step failStep (1-based).
 type stepFailing struct {
-	grpo.SliceDataset
+	dataset.SliceDataset
 	failStep, perStep int
 }
 
 func (d stepFailing) Len() int { return 100 }
 
-func (d stepFailing) Example(i int) (grpo.Example, error) {
+func (d stepFailing) Example(i int) (dataset.Example, error) {
 	if i >= (d.failStep-1)*d.perStep {
-		return grpo.Example{}, fmt.Errorf("disk error at example %d", i)
+		return dataset.Example{}, fmt.Errorf("disk error at example %d", i)
 	}
 	return d.SliceDataset.Example(i % len(d.SliceDataset))
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/lora"
 	"github.com/grpokit/grpokit/model"
@@ -24,7 +25,7 @@ var nameWords = []string{"cat", "dog", "fish", "bird", "frog", "bear", "wolf", "
 // 1/len(nameWords).
 type nameTask struct {
 	policy *grpo.LMPolicy
-	data   grpo.SliceDataset
+	data   dataset.SliceDataset
 }
 
 // newNameTask builds a tiny Llama (random init) with a byte-BPE tokenizer
@@ -67,7 +68,7 @@ func newNameTaskQ(t testing.TB, useLoRA bool, quantize string, seed uint64) *nam
 	for _, w := range nameWords {
 		ids := tok.Tokenizer.Encode(w, false)
 		answers = append(answers, ids)
-		task.data = append(task.data, grpo.Example{Prompt: "say " + w, Answer: w})
+		task.data = append(task.data, dataset.Example{Prompt: "say " + w, Answer: w})
 	}
 	task.policy, err = grpo.NewLMPolicy(m, adapter, tok, &grpo.LMPolicyOptions{
 		Constraint: model.NewTrie(answers, tok.EOS[0]), NoSpecialTokens: true})

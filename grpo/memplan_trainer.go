@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/model"
 )
 
@@ -93,7 +94,7 @@ func (t *Trainer) planMemory(src source) (*gcWatch, error) {
 func (t *Trainer) longestPrompt(src source) int {
 	ds, ok := src.(*datasetSource)
 	enc, ok2 := t.policy.(interface {
-		PromptIDs(ex Example, maxLen int) ([]int, error)
+		PromptIDs(ex dataset.Example, maxLen int) ([]int, error)
 	})
 	if !ok || !ok2 {
 		return 0
@@ -109,7 +110,7 @@ func (t *Trainer) longestPrompt(src source) int {
 // prompts as encode makes them (capped at maxLen): the prompt length the
 // memory plan assumes, for the trainer and for a plan made before any
 // model is loaded (encode: EncodePrompt).
-func LongestPrompt(data Dataset, encode func(ex Example, maxLen int) ([]int, error), maxLen int) (int, error) {
+func LongestPrompt(data dataset.Dataset, encode func(ex dataset.Example, maxLen int) ([]int, error), maxLen int) (int, error) {
 	n := 0
 	for i := range min(data.Len(), 64) {
 		ex, err := data.Example(i)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/lora"
 	"github.com/grpokit/grpokit/model"
@@ -23,7 +24,7 @@ func TestTrainerPrintsMemoryPlan(t *testing.T) {
 		NumHiddenLayers: 1, NumAttentionHeads: 2, NumKeyValueHeads: 1, HeadDim: 8, MaxPositionEmbeddings: 64,
 		RMSNormEps: 1e-5, RopeTheta: 10000, TieWordEmbeddings: true, HiddenAct: "silu", BOSTokenID: 1, EOSTokenIDs: []int{2},
 	}
-	data := grpo.SliceDataset{{PromptIDs: []int{5, 6, 7}}, {PromptIDs: []int{8, 9, 10, 11, 12}}}
+	data := dataset.SliceDataset{{PromptIDs: []int{5, 6, 7}}, {PromptIDs: []int{8, 9, 10, 11, 12}}}
 	run := func(limit string) (string, error) {
 		t.Setenv(grpo.MemoryLimitEnv, limit)
 		m, err := model.New(shape, 1, nil)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/reward"
 )
 
@@ -50,7 +51,7 @@ func (t *Trainer) generateOptions(seed uint64) GenerateOptions {
 }
 
 // generateAndScore samples G completions of each prompt and scores them.
-func (t *Trainer) generateAndScore(ctx context.Context, prompts []Example, turn int, episodes []int, seed uint64, tally *rewardTally) ([]*row, error) {
+func (t *Trainer) generateAndScore(ctx context.Context, prompts []dataset.Example, turn int, episodes []int, seed uint64, tally *rewardTally) ([]*row, error) {
 	g := t.cfg.NumGenerations
 	start := time.Now()
 	comps, err := t.policy.Generate(ctx, prompts, g, t.generateOptions(seed))
@@ -100,11 +101,11 @@ func (t *Trainer) generateAndScore(ctx context.Context, prompts []Example, turn 
 }
 
 // datasetSource draws PromptsPerGeneration examples per rollout batch.
-type datasetSource struct{ data Dataset }
+type datasetSource struct{ data dataset.Dataset }
 
 func (s *datasetSource) rollouts(ctx context.Context, t *Trainer, k int, tally *rewardTally) ([]*row, error) {
 	n := t.cfg.PromptsPerGeneration()
-	prompts := make([]Example, n)
+	prompts := make([]dataset.Example, n)
 	ids := make([]int, n)
 	for j := range prompts {
 		ids[j] = t.exampleIndex(k*n+j, s.data.Len())
@@ -137,7 +138,7 @@ func (s *envSource) rollouts(ctx context.Context, t *Trainer, k int, tally *rewa
 	}
 	var rows []*row
 	for turn := 0; turn < t.cfg.MaxTurns && len(active) > 0; turn++ {
-		prompts := make([]Example, len(active))
+		prompts := make([]dataset.Example, len(active))
 		ids := make([]int, len(active))
 		for a, j := range active {
 			prompts[a], ids[a] = eps[j].Observe(), k*n+j

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/dataset"
 )
 
 // SFTEncoder is what SFTTrainer.Train needs of a Policy besides Policy:
@@ -16,7 +17,7 @@ import (
 // implements it.
 type SFTEncoder interface {
 	// PromptIDs returns the prompt's tokens (the last maxLen when maxLen > 0).
-	PromptIDs(ex Example, maxLen int) ([]int, error)
+	PromptIDs(ex dataset.Example, maxLen int) ([]int, error)
 	// TargetIDs returns the tokens of a completion to learn, ending in EOS.
 	TargetIDs(text string) ([]int, error)
 }
@@ -32,7 +33,7 @@ type SFTOptions struct {
 	Epochs int
 	// Target returns the completion to learn for an example; nil means
 	// its Answer.
-	Target func(Example) string
+	Target func(dataset.Example) string
 	// Progress, if not nil, receives a line every LoggingSteps steps (and
 	// after the last) with the mean loss since the previous line.
 	Progress io.Writer
@@ -45,7 +46,7 @@ type SFTOptions struct {
 // schedule over the whole run. The policy must implement SFTEncoder. It
 // returns the mean loss of the last logging window, and context.Cause(ctx)
 // when ctx ends first.
-func (s *SFTTrainer) Train(ctx context.Context, data Dataset, opts SFTOptions) (float64, error) {
+func (s *SFTTrainer) Train(ctx context.Context, data dataset.Dataset, opts SFTOptions) (float64, error) {
 	enc, ok := s.policy.(SFTEncoder)
 	if !ok {
 		return 0, fmt.Errorf("grpo: SFT: policy %T cannot encode examples (no SFTEncoder)", s.policy)

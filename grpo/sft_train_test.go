@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
@@ -24,9 +25,9 @@ func TestSFTTrainThenEvaluate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var data grpo.SliceDataset
+	var data dataset.SliceDataset
 	for _, w := range nameWords {
-		data = append(data, grpo.Example{Prompt: "say " + w, Answer: w})
+		data = append(data, dataset.Example{Prompt: "say " + w, Answer: w})
 	}
 	rewards := []reward.Named{{Name: "exact", Weight: 1, Scorer: named}}
 	opts := grpo.EvalOptions{MaxCompletionLength: 3}

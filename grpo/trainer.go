@@ -13,6 +13,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/internal/vjp"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
@@ -32,7 +33,7 @@ type Trainer struct {
 	// EvalDataset is evaluated every Config.EvalSteps steps when
 	// Config.EvalStrategy is "steps" (see Trainer.Evaluate); set it before
 	// training. HF: eval_dataset.
-	EvalDataset Dataset
+	EvalDataset dataset.Dataset
 	// OnEval, when set, is called with each evaluation's metrics.
 	OnEval func(m Metrics)
 
@@ -196,7 +197,7 @@ func (t *Trainer) withRef() bool { return t.cfg.Beta != 0 }
 // when ctx ends it writes a checkpoint (if OutputDir is set) and returns
 // context.Cause(ctx). It also writes a checkpoint every SaveSteps steps and
 // at the end.
-func (t *Trainer) Train(ctx context.Context, data Dataset) error {
+func (t *Trainer) Train(ctx context.Context, data dataset.Dataset) error {
 	if data == nil || data.Len() < 1 {
 		return errors.New("grpo: Train: empty dataset")
 	}
@@ -214,7 +215,7 @@ func (t *Trainer) TrainEnv(ctx context.Context, env Env) error {
 		return errors.New("grpo: TrainEnv: Config.MaxSteps must be > 0 for an Env")
 	}
 	if t.cfg.DynamicSampling {
-		return errors.New("grpo: TrainEnv: Config.DynamicSampling works with Train (a Dataset) only")
+		return errors.New("grpo: TrainEnv: Config.DynamicSampling works with Train (a dataset.Dataset) only")
 	}
 	if !t.cfg.stepsInOneGeneration() {
 		return fmt.Errorf("grpo: TrainEnv: Config.StepsPerGeneration (%d) must be a multiple of GradientAccumulationSteps (%d) for an Env (an episode's later turns make the steps' sizes vary)",

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/grpo/grpotest"
 	"github.com/grpokit/grpokit/reward"
@@ -17,10 +18,10 @@ import (
 var words = []string{"say", "cat", "dog", "fish", "bird"}
 
 // sayDataset asks for one of four words: "say cat" → "cat".
-func sayDataset() grpo.SliceDataset {
-	var d grpo.SliceDataset
+func sayDataset() dataset.SliceDataset {
+	var d dataset.SliceDataset
 	for _, w := range words[1:] {
-		d = append(d, grpo.Example{Prompt: "say " + w, Answer: w})
+		d = append(d, dataset.Example{Prompt: "say " + w, Answer: w})
 	}
 	return d
 }
@@ -62,7 +63,7 @@ func trainRewards(t *testing.T, cfg grpo.Config, f reward.Func) []grpo.Metrics {
 }
 
 // trainOn trains p on data and returns the metrics of every step.
-func trainOn(t *testing.T, p grpo.Policy, cfg grpo.Config, data grpo.Dataset, rewards ...reward.Named) []grpo.Metrics {
+func trainOn(t *testing.T, p grpo.Policy, cfg grpo.Config, data dataset.Dataset, rewards ...reward.Named) []grpo.Metrics {
 	t.Helper()
 	tr, err := grpo.NewTrainer(p, cfg, rewards...)
 	if err != nil {

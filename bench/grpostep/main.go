@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/grpokit/grpokit/bench/internal/torchref"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/backend"
 	"github.com/grpokit/grpokit/internal/gemm"
@@ -186,9 +187,9 @@ func run(args []string, w io.Writer) error {
 		cpuMark = cpuTime()
 		sysMark, faultMark = sysTimeFaults()
 	}
-	data := make(grpo.SliceDataset, v.prompts*cfg.MaxSteps)
+	data := make(dataset.SliceDataset, v.prompts*cfg.MaxSteps)
 	for i := range data {
-		data[i] = grpo.Example{PromptIDs: promptIDs(i, v.promptLen, m.Config().VocabSize)}
+		data[i] = dataset.Example{PromptIDs: promptIDs(i, v.promptLen, m.Config().VocabSize)}
 	}
 	if err := tr.Train(context.Background(), data); err != nil {
 		return err

@@ -46,6 +46,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/lora"
 	"github.com/grpokit/grpokit/model"
@@ -316,7 +317,7 @@ func child(args []string, w io.Writer) error {
 		}
 		lastCPU = processCPU() // the profile's start is not the next step's
 	}
-	data := make(grpo.SliceDataset, o.prompts*o.steps)
+	data := make(dataset.SliceDataset, o.prompts*o.steps)
 	vocab := m.Config().VocabSize
 	for i := range data {
 		r := rand.New(rand.NewPCG(uint64(i), 11))
@@ -324,7 +325,7 @@ func child(args []string, w io.Writer) error {
 		for j := range ids {
 			ids[j] = 3 + r.IntN(min(vocab, 32000)-3)
 		}
-		data[i] = grpo.Example{PromptIDs: ids}
+		data[i] = dataset.Example{PromptIDs: ids}
 	}
 	if err := tr.Train(context.Background(), data); err != nil {
 		return err

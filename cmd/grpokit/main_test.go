@@ -536,7 +536,7 @@ func TestConfigGenerationBatch(t *testing.T) {
 // pattern, trained on and evaluated from a separate shard.
 func TestTrainParquetShards(t *testing.T) {
 	dir := t.TempDir()
-	shards, err := filepath.Abs("../../grpo/testdata/datasets")
+	shards, err := filepath.Abs("../../dataset/testdata/datasets")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/backend"
 	"github.com/grpokit/grpokit/model"
@@ -83,7 +84,7 @@ func memoryRequest(c *runConfig) (grpo.MemoryRequest, error) {
 		return grpo.MemoryRequest{}, err
 	}
 	popts := grpo.LMPolicyOptions{ChatOptions: tokenizer.ChatOptions{Vars: c.ChatTemplateKwargs}}
-	encode := func(ex grpo.Example, maxLen int) ([]int, error) { return grpo.EncodePrompt(tok, ex, popts, maxLen) }
+	encode := func(ex dataset.Example, maxLen int) ([]int, error) { return grpo.EncodePrompt(tok, ex, popts, maxLen) }
 	longest, err := grpo.LongestPrompt(train, encode, c.MaxPromptLength)
 	if err != nil {
 		return grpo.MemoryRequest{}, fmt.Errorf("grpokit plan: training %w", err)

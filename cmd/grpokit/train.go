@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/backend"
 	"github.com/grpokit/grpokit/lora"
@@ -54,7 +55,7 @@ func trainCmd(ctx context.Context, args []string, out io.Writer) error {
 
 // setup is what train and eval share: data, model, policy and rewards.
 type setup struct {
-	train, eval grpo.SliceDataset
+	train, eval dataset.SliceDataset
 	loaded      *loaded
 	policy      *grpo.LMPolicy
 	rewards     []reward.Named
@@ -184,7 +185,7 @@ func (s *setup) checkPromptLengths(c *runConfig) error {
 	}
 	for _, set := range []struct {
 		name string
-		ds   grpo.SliceDataset
+		ds   dataset.SliceDataset
 	}{{"training", s.train}, {"eval", s.eval}} {
 		name, ds := set.name, set.ds
 		over, first, longest := 0, -1, 0
@@ -336,7 +337,7 @@ func outputDirInUse(err error) error {
 
 // warmStart runs the sft section: supervised steps on the answers.
 func warmStart(ctx context.Context, c *runConfig, s *setup, out io.Writer) error {
-	target := func(ex grpo.Example) string {
+	target := func(ex dataset.Example) string {
 		if c.SFT.Target == "" {
 			return ex.Answer
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/envs/poker"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/tokenizer"
@@ -250,7 +251,7 @@ func TestHandsDataset(t *testing.T) {
 	if got, want := tinyText(h, true), "<|im_start|> Two Two Ace King Nine clubs diamonds spades hearts spades\n"; got != want {
 		t.Errorf("tinyText(grouped) = %q, want %q", got, want)
 	}
-	d := hands{seed: 3, n: 27, prompt: func(h poker.Hand) grpo.Example { return grpo.Example{Prompt: handText(h)} }}
+	d := hands{seed: 3, n: 27, prompt: func(h poker.Hand) dataset.Example { return dataset.Example{Prompt: handText(h)} }}
 	for i := range d.Len() {
 		ex, err := d.Example(i)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/envs/wordle"
 	"github.com/grpokit/grpokit/examples/internal/exkit"
 	"github.com/grpokit/grpokit/grpo"
@@ -341,7 +342,7 @@ type prompter struct {
 	board string
 }
 
-func (p prompter) example(g *wordle.Game) grpo.Example {
+func (p prompter) example(g *wordle.Game) dataset.Example {
 	var valid []string
 	for _, t := range g.History() {
 		if t.Invalid == "" {
@@ -354,10 +355,10 @@ func (p prompter) example(g *wordle.Game) grpo.Example {
 		if p.board == "facts" {
 			text = facts(g.History())
 		}
-		return grpo.Example{Prompt: text, Answer: g.Answer(), Meta: meta}
+		return dataset.Example{Prompt: text, Answer: g.Answer(), Meta: meta}
 	}
 	text := g.Prompt()
-	return grpo.Example{Messages: []grpo.Message{{Role: "user", Content: text}}, Prompt: text, Answer: g.Answer(), Meta: meta}
+	return dataset.Example{Messages: []dataset.Message{{Role: "user", Content: text}}, Prompt: text, Answer: g.Answer(), Meta: meta}
 }
 
 // env is the grpo.Env of Wordle games: episode i is a secret from the
@@ -389,7 +390,7 @@ type episode struct {
 	game *wordle.Game
 }
 
-func (ep *episode) Observe() grpo.Example { return ep.env.p.example(ep.game) }
+func (ep *episode) Observe() dataset.Example { return ep.env.p.example(ep.game) }
 
 func (ep *episode) Step(completion string) (bool, error) {
 	res, err := ep.game.Step(completion)
@@ -441,7 +442,7 @@ func play(ctx context.Context, pol grpo.Policy, p prompter, words []string, maxN
 	}
 	for turn := 0; turn < wordle.MaxTurns; turn++ {
 		var active []*wordle.Game
-		var exs []grpo.Example
+		var exs []dataset.Example
 		for _, g := range games {
 			if !g.Done() {
 				active = append(active, g)

@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 )
 
 // Pair is one supervised example: a prompt and the completion to imitate
 // (the tokenizer's EOS is appended).
 type Pair struct {
-	Prompt grpo.Example
+	Prompt dataset.Example
 	Target string
 }
 
@@ -28,7 +29,7 @@ func SFT(ctx context.Context, s *Setup, p *grpo.LMPolicy, pairs []Pair, steps, b
 		return fmt.Errorf("sft: no examples")
 	}
 	batch = max(2, batch)
-	data := make(grpo.SliceDataset, len(pairs))
+	data := make(dataset.SliceDataset, len(pairs))
 	longest := 1
 	for i, pr := range pairs {
 		data[i] = pr.Prompt

@@ -1,4 +1,4 @@
-package grpo
+package dataset
 
 import (
 	"bufio"
@@ -46,20 +46,20 @@ func datasetFiles(path string) ([]string, error) {
 	if !strings.ContainsAny(path, "*?[") {
 		st, err := os.Stat(path)
 		if err != nil {
-			return nil, fmt.Errorf("grpo: dataset: %w", err)
+			return nil, fmt.Errorf("dataset: %w", err)
 		}
 		if st.IsDir() {
-			return nil, fmt.Errorf("grpo: dataset %s is a folder: name a file, or a pattern such as %s",
+			return nil, fmt.Errorf("dataset %s is a folder: name a file, or a pattern such as %s",
 				path, filepath.Join(path, "train-*.parquet"))
 		}
 		return []string{path}, nil
 	}
 	files, err := filepath.Glob(path) // sorted
 	if err != nil {
-		return nil, fmt.Errorf("grpo: dataset pattern %s: %w", path, err)
+		return nil, fmt.Errorf("dataset pattern %s: %w", path, err)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("grpo: dataset pattern %s matches no file", path)
+		return nil, fmt.Errorf("dataset pattern %s matches no file", path)
 	}
 	return files, nil
 }
@@ -74,18 +74,18 @@ func loadDatasetFile(path string, f JSONLFields) (SliceDataset, error) {
 		return loadParquet(path, f)
 	}
 	if ext != ".jsonl" && ext != ".json" {
-		return nil, fmt.Errorf("grpo: dataset %s: unknown format: want .parquet, .jsonl or .json (optionally .gz)", path)
+		return nil, fmt.Errorf("dataset %s: unknown format: want .parquet, .jsonl or .json (optionally .gz)", path)
 	}
 	file, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("grpo: dataset: %w", err)
+		return nil, fmt.Errorf("dataset: %w", err)
 	}
 	defer file.Close()
 	var r io.Reader = file
 	if gz {
 		zr, err := gzip.NewReader(file)
 		if err != nil {
-			return nil, fmt.Errorf("grpo: dataset %s: %w", path, err)
+			return nil, fmt.Errorf("dataset %s: %w", path, err)
 		}
 		defer zr.Close()
 		r = zr
@@ -118,18 +118,18 @@ func firstNonSpace(r *bufio.Reader) (byte, error) {
 func readJSONArray(r io.Reader, name string, f JSONLFields) (SliceDataset, error) {
 	var rows []map[string]json.RawMessage
 	if err := json.NewDecoder(r).Decode(&rows); err != nil {
-		return nil, fmt.Errorf("grpo: dataset %s: want a JSON array of objects or JSON lines: %v", name, err)
+		return nil, fmt.Errorf("dataset %s: want a JSON array of objects or JSON lines: %v", name, err)
 	}
 	out := make(SliceDataset, 0, len(rows))
 	for i, row := range rows {
 		ex, err := f.example(row)
 		if err != nil {
-			return nil, fmt.Errorf("grpo: dataset %s: row %d: %w", name, i+1, err)
+			return nil, fmt.Errorf("dataset %s: row %d: %w", name, i+1, err)
 		}
 		out = append(out, ex)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("grpo: dataset %s: no examples", name)
+		return nil, fmt.Errorf("dataset %s: no examples", name)
 	}
 	return out, nil
 }
@@ -140,22 +140,22 @@ func readJSONArray(r io.Reader, name string, f JSONLFields) (SliceDataset, error
 func loadParquet(path string, f JSONLFields) (out SliceDataset, err error) {
 	file, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("grpo: dataset: %w", err)
+		return nil, fmt.Errorf("dataset: %w", err)
 	}
 	defer file.Close()
 	st, err := file.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("grpo: dataset: %w", err)
+		return nil, fmt.Errorf("dataset: %w", err)
 	}
 	row := 0
 	defer func() {
 		if p := recover(); p != nil {
-			out, err = nil, fmt.Errorf("grpo: dataset %s: row %d: damaged Parquet file: %v", path, row+1, p)
+			out, err = nil, fmt.Errorf("dataset %s: row %d: damaged Parquet file: %v", path, row+1, p)
 		}
 	}()
 	pf, err := parquet.OpenFile(file, st.Size())
 	if err != nil {
-		return nil, fmt.Errorf("grpo: dataset %s: not a readable Parquet file: %w", path, err)
+		return nil, fmt.Errorf("dataset %s: not a readable Parquet file: %w", path, err)
 	}
 	r := parquet.NewReader(pf)
 	defer r.Close()
@@ -165,24 +165,24 @@ func loadParquet(path string, f JSONLFields) (out SliceDataset, err error) {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return nil, fmt.Errorf("grpo: dataset %s: row %d: %w", path, row+1, err)
+			return nil, fmt.Errorf("dataset %s: row %d: %w", path, row+1, err)
 		}
 		// Each value as JSON, so that a row means what the same row as a
 		// JSON line means.
 		fields := make(map[string]json.RawMessage, len(values))
 		for k, v := range values {
 			if fields[k], err = json.Marshal(v); err != nil {
-				return nil, fmt.Errorf("grpo: dataset %s: row %d: %q: %w", path, row+1, k, err)
+				return nil, fmt.Errorf("dataset %s: row %d: %q: %w", path, row+1, k, err)
 			}
 		}
 		ex, err := f.example(fields)
 		if err != nil {
-			return nil, fmt.Errorf("grpo: dataset %s: row %d: %w", path, row+1, err)
+			return nil, fmt.Errorf("dataset %s: row %d: %w", path, row+1, err)
 		}
 		out = append(out, ex)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("grpo: dataset %s: no examples", path)
+		return nil, fmt.Errorf("dataset %s: no examples", path)
 	}
 	return out, nil
 }

@@ -1,9 +1,6 @@
-package grpo
+package dataset
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // Message is one chat message, as in a Hugging Face chat template.
 type Message struct {
@@ -62,41 +59,7 @@ func (d SliceDataset) Len() int { return len(d) }
 // Example returns d[i], or an error when i is out of range.
 func (d SliceDataset) Example(i int) (Example, error) {
 	if i < 0 || i >= len(d) {
-		return Example{}, fmt.Errorf("grpo: dataset: index %d out of range [0, %d)", i, len(d))
+		return Example{}, fmt.Errorf("dataset: index %d out of range [0, %d)", i, len(d))
 	}
 	return d[i], nil
 }
-
-// Env is a multi-turn task, such as a game: each training example is a
-// whole episode. At every turn the trainer samples G completions of the
-// episode's current prompt, scores each with the rewards (reward.Sample.Turn
-// is the turn), trains on all of them as one group, and plays one of them
-// (Config.EpisodeSelect) to move the episode on.
-//
-// Env must be deterministic: Episode(i) gives the same episode (the same
-// secret word, the same deal) every time, which is what makes a resumed run
-// exact. Use grpotest.TestEnv to check an implementation.
-type Env interface {
-	// Episode starts episode i (i ≥ 0). Different i should give different
-	// episodes; the trainer uses i = 0, 1, 2, … in order.
-	Episode(i int) (Episode, error)
-}
-
-// Episode is one play of an Env. Its methods are called from one goroutine.
-type Episode interface {
-	// Observe returns the current turn's prompt, with the answer and
-	// metadata the rewards need. It does not change the episode and may be
-	// called more than once per turn. Messages usually hold the whole
-	// conversation so far.
-	Observe() Example
-	// Step plays the model's completion as this turn's move and reports
-	// whether the episode is over. A move the game rejects (unparsable,
-	// illegal) is not an error: the game decides what it costs (rewards
-	// score it, the episode may end). err is for failures of the Env itself;
-	// after done or an error, Step is not called again.
-	Step(completion string) (done bool, err error)
-}
-
-// ErrEpisodeDone may be returned (wrapped) by Step when it is called again
-// after the episode is over.
-var ErrEpisodeDone = errors.New("grpo: episode is over")

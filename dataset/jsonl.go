@@ -1,4 +1,4 @@
-package grpo
+package dataset
 
 import (
 	"bufio"
@@ -32,7 +32,7 @@ type JSONLFields struct {
 func LoadJSONL(path string, f JSONLFields) (SliceDataset, error) {
 	file, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("grpo: dataset: %w", err)
+		return nil, fmt.Errorf("dataset: %w", err)
 	}
 	defer file.Close()
 	return ReadJSONL(file, path, f)
@@ -56,19 +56,19 @@ func ReadJSONL(r io.Reader, name string, f JSONLFields) (SliceDataset, error) {
 		}
 		var row map[string]json.RawMessage
 		if err := json.Unmarshal(text, &row); err != nil {
-			return nil, fmt.Errorf("grpo: dataset %s:%d: invalid JSON: %v", name, line, err)
+			return nil, fmt.Errorf("dataset %s:%d: invalid JSON: %v", name, line, err)
 		}
 		ex, err := f.example(row)
 		if err != nil {
-			return nil, fmt.Errorf("grpo: dataset %s:%d: %w", name, line, err)
+			return nil, fmt.Errorf("dataset %s:%d: %w", name, line, err)
 		}
 		out = append(out, ex)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("grpo: dataset %s:%d: %w", name, line+1, err)
+		return nil, fmt.Errorf("dataset %s:%d: %w", name, line+1, err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("grpo: dataset %s: no examples", name)
+		return nil, fmt.Errorf("dataset %s: no examples", name)
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package grpo_test
+package dataset_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/dataset"
 )
 
 // The fixtures in testdata/datasets were written by DuckDB (make.mjs): each
@@ -20,7 +20,7 @@ const datasets = "testdata/datasets"
 
 // sameExamples reports how two datasets differ, or "". Meta numbers are
 // compared as numbers: DuckDB writes a double -2 as "-2.0", Go as "-2".
-func sameExamples(got, want grpo.SliceDataset) string {
+func sameExamples(got, want dataset.SliceDataset) string {
 	if len(got) != len(want) {
 		return "lengths " + strconv.Itoa(len(got)) + " and " + strconv.Itoa(len(want))
 	}
@@ -44,33 +44,33 @@ func sameExamples(got, want grpo.SliceDataset) string {
 func TestLoadDatasetParquet(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		fields grpo.JSONLFields
+		fields dataset.JSONLFields
 		n      int
-		check  func(grpo.SliceDataset) bool
+		check  func(dataset.SliceDataset) bool
 	}{
 		// GSM8K's columns, unicode, a 24,000-character prompt, nulls and a
 		// list column (not a Meta value).
-		{"plain", grpo.JSONLFields{Prompt: "question"}, 4, func(d grpo.SliceDataset) bool {
+		{"plain", dataset.JSONLFields{Prompt: "question"}, 4, func(d dataset.SliceDataset) bool {
 			return strings.HasSuffix(d[0].Answer, "#### 72") && d[0].Meta["id"] == "1" && d[0].Meta["verified"] == "true" &&
 				d[0].Meta["tags"] == "" && d[2].Prompt == "数一数：一、二、三" && len(d[3].Prompt) == 24000 && d[3].Answer == ""
 		}},
 		// TRL's conversational prompt, an integer answer, 5 zstd row groups.
-		{"conversational", grpo.JSONLFields{}, 300, func(d grpo.SliceDataset) bool {
+		{"conversational", dataset.JSONLFields{}, 300, func(d dataset.SliceDataset) bool {
 			m := d[7].Messages
 			return len(m) == 2 && m[0].Role == "system" && m[1].Content == "What is 7 + 7?" && d[7].Answer == "14" &&
 				d[299].Answer == "598" && d[8].Meta["source"] == "src-2"
 		}},
 		// A messages column whose last assistant turn is the answer.
-		{"messages", grpo.JSONLFields{}, 3, func(d grpo.SliceDataset) bool {
+		{"messages", dataset.JSONLFields{}, 3, func(d dataset.SliceDataset) bool {
 			return d[1].Answer == "red" && len(d[1].Messages) == 2 && d[2].Answer == "" && len(d[2].Messages) == 1
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := grpo.LoadDataset(filepath.Join(datasets, tc.name+".parquet"), tc.fields)
+			got, err := dataset.LoadDataset(filepath.Join(datasets, tc.name+".parquet"), tc.fields)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := grpo.LoadDataset(filepath.Join(datasets, tc.name+".jsonl"), tc.fields)
+			want, err := dataset.LoadDataset(filepath.Join(datasets, tc.name+".jsonl"), tc.fields)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,11 +90,11 @@ func TestLoadDatasetParquet(t *testing.T) {
 // The Hub shards a split as train-0000N-of-0000M.parquet; a pattern reads
 // them in order as one dataset.
 func TestLoadDatasetShards(t *testing.T) {
-	got, err := grpo.LoadDataset(filepath.Join(datasets, "train-*-of-00002.parquet"), grpo.JSONLFields{})
+	got, err := dataset.LoadDataset(filepath.Join(datasets, "train-*-of-00002.parquet"), dataset.JSONLFields{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := grpo.LoadDataset(filepath.Join(datasets, "conversational.jsonl"), grpo.JSONLFields{})
+	want, err := dataset.LoadDataset(filepath.Join(datasets, "conversational.jsonl"), dataset.JSONLFields{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestLoadDatasetJSONForms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := grpo.ReadJSONL(bytes.NewReader(lines), "x", grpo.JSONLFields{})
+	want, err := dataset.ReadJSONL(bytes.NewReader(lines), "x", dataset.JSONLFields{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestLoadDatasetJSONForms(t *testing.T) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, err := grpo.LoadDataset(path, grpo.JSONLFields{})
+		got, err := dataset.LoadDataset(path, dataset.JSONLFields{})
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -163,7 +163,7 @@ func TestLoadDatasetErrors(t *testing.T) {
 		{write("broken.json", `[{"prompt": "a"`), "want a JSON array of objects or JSON lines"},
 		{write("bad.jsonl.gz", "this is not a gzip stream at all"), "bad.jsonl.gz: gzip: invalid header"},
 	} {
-		_, err := grpo.LoadDataset(tc.path, grpo.JSONLFields{})
+		_, err := dataset.LoadDataset(tc.path, dataset.JSONLFields{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("LoadDataset(%s): %v, want an error containing %q", tc.path, err, tc.want)
 		}
@@ -183,7 +183,7 @@ func TestLoadDatasetDamagedParquet(t *testing.T) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := grpo.LoadDataset(path, grpo.JSONLFields{})
+		_, err := dataset.LoadDataset(path, dataset.JSONLFields{})
 		return err
 	}
 	for n := 0; n < len(good); n += 7 {
@@ -211,7 +211,7 @@ func TestLoadDatasetDamagedParquet(t *testing.T) {
 // ExampleLoadDataset reads a Parquet file as the Hub serves it (a pattern
 // such as "train-*.parquet" reads a split's shards); the messages column's last assistant turn becomes the answer.
 func ExampleLoadDataset() {
-	d, err := grpo.LoadDataset("testdata/datasets/messages.parquet", grpo.JSONLFields{})
+	d, err := dataset.LoadDataset("testdata/datasets/messages.parquet", dataset.JSONLFields{})
 	if err != nil {
 		fmt.Println(err)
 		return
