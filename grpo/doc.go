@@ -110,7 +110,7 @@
 // and the metric names follow TRL 1.10's GRPOTrainer (commit
 // f2cd57710ae345ea6428ae95363267fcf38a3dc8); tests match its numbers
 // (../shared/golden/trl-1.10) and TRL v0.21.0's
-// (../shared/golden/llama-tiny). LOSSES.md in this directory says when to
+// (../shared/golden/llama-tiny). loss/LOSSES.md says when to
 // pick which loss type, with the paper each comes from. Dynamic sampling
 // (Config.DynamicSampling) is DAPO's (Yu et al., 2025); TRL does not have it.
 // Token-level credit (Trainer.SetTokenCredit, TokenCredit) is process

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/grpokit/grpokit/dataset"
+	"github.com/grpokit/grpokit/loss"
 )
 
 // dynamicDraws counts what dynamic sampling did for one rollout batch.
@@ -22,8 +23,8 @@ func informative(group []*row) bool {
 	for i, x := range group {
 		r[i] = x.Reward
 	}
-	_, std := meanStdUnbiased(r)
-	return !isZeroStd(std)
+	_, std := loss.MeanStd(r)
+	return !loss.ZeroStd(std)
 }
 
 // dynamicSample is DAPO's dynamic sampling: it keeps the informative groups

@@ -13,6 +13,7 @@ import (
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/lora"
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 	"github.com/grpokit/grpokit/tokenizer"
@@ -125,10 +126,10 @@ func nameConfig(steps int) grpo.Config {
 		cfg.WarmupSteps = v
 	}
 	if v := os.Getenv("GRPO_LEARN_SCALE"); v != "" {
-		cfg.ScaleRewards = grpo.ScaleRewards(v)
+		cfg.ScaleRewards = loss.ScaleRewards(v)
 	}
 	if v := os.Getenv("GRPO_LEARN_LOSS"); v != "" {
-		cfg.LossType = grpo.LossType(v)
+		cfg.LossType = loss.Type(v)
 	}
 	if v := os.Getenv("GRPO_LEARN_SCHED"); v != "" {
 		cfg.LRSchedulerType = grpo.Schedule(v)

@@ -5,6 +5,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph builders read like math, as GoMLX's layers.
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/internal/vjp"
+	"github.com/grpokit/grpokit/loss"
 )
 
 // HeadPolicy is an optional interface of a Policy whose logits are a head
@@ -67,7 +68,7 @@ func policyLogProbs(ctx *mlctx.Context, p Policy, tokens, mask *Node, completion
 		if o.allowed != nil {
 			logits = MaskLogits(logits, o.allowed[0], o.allowed[1])
 		}
-		return TokenLogProbs(logits, targets, o.temperature)
+		return loss.TokenLogProbs(logits, targets, o.temperature)
 	}
 	hidden := hp.Hidden(ctx, in)
 	b, c := hidden.Shape().Dim(0), hidden.Shape().Dim(1)
@@ -91,7 +92,7 @@ func policyLogProbs(ctx *mlctx.Context, p Policy, tokens, mask *Node, completion
 			if ids != nil {
 				logits = MaskLogits(logits, ids, any)
 			}
-			lp, ent := TokenLogProbs(logits, chunkTargets, o.temperature)
+			lp, ent := loss.TokenLogProbs(logits, chunkTargets, o.temperature)
 			return Stack([]*Node{lp, ent}, -1) // [B, n, 2]
 		}, cols(hidden))
 		logps = append(logps, Reshape(Slice(both, AxisRange(), AxisRange(), AxisElem(0)), b, end-start))

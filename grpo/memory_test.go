@@ -5,6 +5,7 @@ import (
 
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/loss"
 )
 
 // graphFacts are what TestActivationMemoryGraph reads from a training graph.
@@ -25,14 +26,14 @@ func trainGraphFacts(t *testing.T, chunk int, checkpoint bool) graphFacts {
 	vars := pol.TrainableVariables()
 	rows := goldenRows(g)
 	mb := packRowsShape(rows, len(rows), 5, g.MaxCompletionLength, false)
-	mb.setWeights(LossDAPO, StepNormalizers{Rows: len(rows), Tokens: mb.tokens(), MicroBatch: 1, MaxCompletionLength: g.MaxCompletionLength})
+	mb.setWeights(loss.DAPO, loss.StepNormalizers{Rows: len(rows), Tokens: mb.tokens(), MicroBatch: 1, MaxCompletionLength: g.MaxCompletionLength})
 	var facts graphFacts
 	exec, err := mlctx.NewExecAny(pol.Backend(), pol.Context(), func(ctx *mlctx.Context, in []*Node) []*Node {
 		ctx = ctx.Checked(false)
 		b, l := in[0].Shape().Dim(0), in[0].Shape().Dim(1)
 		logp, ent := policyLogProbs(ctx, pol, in[0], in[1], in[2].Shape().Dim(1), logProbsOptions{temperature: 1, chunk: chunk, checkpoint: checkpoint})
-		terms := TokenLoss(LossInputs{LogP: logp, Adv: in[4], Mask: in[2], Entropy: ent}, LossSpec{Epsilon: 0.2, EpsilonHigh: 0.2})
-		loss := WeightedLoss(terms.PerToken, in[3])
+		terms := loss.TokenLoss(loss.Inputs{LogP: logp, Adv: in[4], Mask: in[2], Entropy: ent}, loss.Spec{Epsilon: 0.2, EpsilonHigh: 0.2})
+		loss := loss.WeightedLoss(terms.PerToken, in[3])
 		values := make([]*Node, len(vars))
 		for i, v := range vars {
 			values[i] = v.ValueGraph(loss.Graph())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/grpokit/grpokit/dataset"
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/reward"
 )
 
@@ -213,7 +214,7 @@ func (t *Trainer) makeRollouts(ctx context.Context, src source, k int) (*rollout
 		microRows = append(microRows, n)
 	}
 	// Generation-batch normalizers: TRL's num_items_in_batch and padded width.
-	norm := StepNormalizers{MaxCompletionLength: t.cfg.MaxCompletionLength}
+	norm := loss.StepNormalizers{MaxCompletionLength: t.cfg.MaxCompletionLength}
 	for _, r := range rows {
 		norm.Columns = max(norm.Columns, len(r.IDs)) // TRL pads to the longest completion
 	}
@@ -241,7 +242,7 @@ func (t *Trainer) makeRollouts(ctx context.Context, src source, k int) (*rollout
 
 // advantages computes the advantages of rows (in groups of G) from their
 // per-reward scores, with the trainer's reward weights.
-func (t *Trainer) advantages(rows []*row) (Advantages, error) {
+func (t *Trainer) advantages(rows []*row) (loss.Advantages, error) {
 	scores := make([][]float64, len(rows))
 	for i, r := range rows {
 		scores[i] = r.Rewards
@@ -250,7 +251,7 @@ func (t *Trainer) advantages(rows []*row) (Advantages, error) {
 	for i, r := range t.rewards {
 		weights[i] = r.Weight
 	}
-	return RewardAdvantages(scores, weights, t.cfg.NumGenerations, t.cfg.ScaleRewards, t.cfg.MultiObjectiveAggregation)
+	return loss.RewardAdvantages(scores, weights, t.cfg.NumGenerations, t.cfg.ScaleRewards, t.cfg.MultiObjectiveAggregation)
 }
 
 // logProbs runs a log-probs graph on a micro-batch.
@@ -265,7 +266,7 @@ func (t *Trainer) logProbs(exec interface {
 }
 
 // rolloutMetrics computes TRL's reward and completion metrics of a batch.
-func rolloutMetrics(t *Trainer, rows []*row, adv Advantages, tally rewardTally) map[string]float64 {
+func rolloutMetrics(t *Trainer, rows []*row, adv loss.Advantages, tally rewardTally) map[string]float64 {
 	m := map[string]float64{}
 	n := float64(len(rows))
 	totals := make([]float64, len(rows))
@@ -288,14 +289,14 @@ func rolloutMetrics(t *Trainer, rows []*row, adv Advantages, tally rewardTally) 
 		for i, r := range rows {
 			col[i] = r.Rewards[ri]
 		}
-		mean, std := meanStdUnbiased(col)
+		mean, std := loss.MeanStd(col)
 		m["rewards/"+nr.Name+"/mean"] = mean
 		m["rewards/"+nr.Name+"/std"] = std
 		if len(tally.failures) > ri {
 			m["rewards/"+nr.Name+"/failures"] = float64(tally.failures[ri])
 		}
 	}
-	mean, std := meanStdUnbiased(totals)
+	mean, std := loss.MeanStd(totals)
 	m["reward"] = mean
 	m["reward_std"] = std // TRL 1.10: over all rows (v0.21.0: mean of the group stds)
 	m["frac_reward_zero_std"] = adv.FracZeroStd()

@@ -12,6 +12,7 @@ import (
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/grpo/grpotest"
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/reward"
 )
 
@@ -86,7 +87,7 @@ func meanReward(ms []grpo.Metrics) float64 {
 }
 
 func TestTrainerLearnsFake(t *testing.T) {
-	for _, lt := range []grpo.LossType{grpo.LossGRPO, grpo.LossBNPO, grpo.LossDrGRPO, grpo.LossDAPO} {
+	for _, lt := range []loss.Type{loss.GRPO, loss.BNPO, loss.DrGRPO, loss.DAPO} {
 		t.Run(string(lt), func(t *testing.T) {
 			cfg := smallConfig(t)
 			cfg.LossType = lt

@@ -16,6 +16,7 @@ import (
 	"github.com/grpokit/grpokit/envs/poker"
 	"github.com/grpokit/grpokit/examples/internal/exkit"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/model"
 )
 
@@ -287,7 +288,7 @@ func run(ctx context.Context, cfg config) error {
 	gc.MaxPromptLength = 0
 	gc.MaxCompletionLength = maxLabel + 1
 	gc.LRSchedulerType = grpo.Schedule(cfg.Schedule)
-	gc.ScaleRewards = grpo.ScaleRewards(cfg.Scale)
+	gc.ScaleRewards = loss.ScaleRewards(cfg.Scale)
 	gc.EntropyCoef = cfg.Entropy
 	gc.DropZeroStdGroups = cfg.DropTied
 	gc.WarmupSteps = min(20, cfg.Steps/10)

@@ -21,6 +21,7 @@ import (
 	"github.com/grpokit/grpokit/envs/wordle"
 	"github.com/grpokit/grpokit/examples/internal/exkit"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/model"
 )
 
@@ -688,7 +689,7 @@ func run(ctx context.Context, cfg config) error {
 	gc.MaxCompletionLength = cfg.MaxCompletion
 	gc.LRSchedulerType = grpo.ScheduleConstant
 	gc.MaxTurns = wordle.MaxTurns
-	gc.ScaleRewards = grpo.ScaleRewards(cfg.Scale)
+	gc.ScaleRewards = loss.ScaleRewards(cfg.Scale)
 	trainer, err := grpo.NewTrainer(policy, gc, wordle.Rewards(cfg.Weights)...)
 	if err != nil {
 		return fmt.Errorf("wordle: %w", err)

@@ -1,4 +1,4 @@
-package grpo
+package loss
 
 import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"

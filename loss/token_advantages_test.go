@@ -1,4 +1,4 @@
-package grpo
+package loss
 
 import (
 	"math"
@@ -78,7 +78,7 @@ func TestTokenLossPerTokenAdvantages(t *testing.T) {
 	mask := []float32{1, 1, 1, 1, 1, 0}
 	tokenAdv := []float32{0.5, -1.5, 2, -0.25, 0, 1}
 	onPolicy, err := graph.NewExec(b, func(logp, adv *graph.Node) *graph.Node {
-		return TokenLoss(LossInputs{LogP: logp, Adv: adv}, LossSpec{LossType: LossGRPO, Epsilon: 0.2, EpsilonHigh: 0.2}).PerToken
+		return TokenLoss(Inputs{LogP: logp, Adv: adv}, Spec{Type: GRPO, Epsilon: 0.2, EpsilonHigh: 0.2}).PerToken
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -100,18 +100,18 @@ func TestTokenLossPerTokenAdvantages(t *testing.T) {
 		flat[i] = rowAdv[i/cols]
 	}
 	thr := 0.05
-	for _, spec := range []LossSpec{
-		{LossType: LossGRPO, Epsilon: 0.1, EpsilonHigh: 0.1},
-		{LossType: LossDAPO, Epsilon: 0.1, EpsilonHigh: 0.3, Delta: 1.1},
-		{LossType: LossGRPO, Level: LevelSequence, Epsilon: 0.1, EpsilonHigh: 0.1},
-		{LossType: LossCISPO, EpsilonHigh: 1.05},
-		{LossType: LossSAPO, SAPOTemperaturePos: 1, SAPOTemperatureNeg: 1.05},
-		{LossType: LossVESPO, VESPO: VESPOParams{KPos: 2, LambdaPos: 3, KNeg: 3, LambdaNeg: 2}},
-		{LossType: LossGRPO, Epsilon: 0.1, EpsilonHigh: 0.1, OffPolicyMaskThreshold: &thr},
+	for _, spec := range []Spec{
+		{Type: GRPO, Epsilon: 0.1, EpsilonHigh: 0.1},
+		{Type: DAPO, Epsilon: 0.1, EpsilonHigh: 0.3, Delta: 1.1},
+		{Type: GRPO, Level: LevelSequence, Epsilon: 0.1, EpsilonHigh: 0.1},
+		{Type: CISPO, EpsilonHigh: 1.05},
+		{Type: SAPO, SAPOTemperaturePos: 1, SAPOTemperatureNeg: 1.05},
+		{Type: VESPO, VESPO: VESPOParams{KPos: 2, LambdaPos: 3, KNeg: 3, LambdaNeg: 2}},
+		{Type: GRPO, Epsilon: 0.1, EpsilonHigh: 0.1, OffPolicyMaskThreshold: &thr},
 	} {
-		name := string(spec.LossType) + "/" + string(spec.Level)
+		name := string(spec.Type) + "/" + string(spec.Level)
 		exec, err := graph.NewExec(b, func(logp, old, mask, adv *graph.Node) *graph.Node {
-			return TokenLoss(LossInputs{LogP: logp, Old: old, Mask: mask, Adv: adv}, spec).PerToken
+			return TokenLoss(Inputs{LogP: logp, Old: old, Mask: mask, Adv: adv}, spec).PerToken
 		})
 		if err != nil {
 			t.Fatal(err)

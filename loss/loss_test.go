@@ -1,4 +1,4 @@
-package grpo
+package loss
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 func TestLossGolden(t *testing.T) {
 	g, ts := loadGoldenGRPO(t, "llama-tiny")
 	b := backend.Must("")
-	spec := LossSpec{Epsilon: g.Epsilon, EpsilonHigh: g.EpsilonHigh, Beta: g.Beta}
+	spec := Spec{Epsilon: g.Epsilon, EpsilonHigh: g.EpsilonHigh, Beta: g.Beta}
 	logp := ts["grpo.per_token_logps"]
 	ref := ts["grpo.ref_per_token_logps"]
 	adv := make([]float32, len(g.Advantages))
@@ -32,7 +32,7 @@ func TestLossGolden(t *testing.T) {
 	norm := StepNormalizers{Rows: rows, Tokens: tokens, MicroBatch: 1, MaxCompletionLength: g.MaxCompletionLength}
 
 	exec, err := graph.NewExec(b, func(logp, old, ref, adv, w *graph.Node) []*graph.Node {
-		terms := TokenLoss(LossInputs{LogP: logp, Old: old, Ref: ref, Adv: adv}, spec)
+		terms := TokenLoss(Inputs{LogP: logp, Old: old, Ref: ref, Adv: adv}, spec)
 		return []*graph.Node{terms.PerToken, terms.Ratio, terms.KL, WeightedLoss(terms.PerToken, w)}
 	})
 	if err != nil {
@@ -40,7 +40,7 @@ func TestLossGolden(t *testing.T) {
 	}
 	for _, variant := range []string{"onpolicy", "offpolicy"} {
 		old := ts["grpo."+variant+".old_per_token_logps"]
-		for _, lt := range []LossType{LossGRPO, LossBNPO, LossDrGRPO, LossDAPO} {
+		for _, lt := range []Type{GRPO, BNPO, DrGRPO, DAPO} {
 			t.Run(fmt.Sprintf("%s/%s", variant, lt), func(t *testing.T) {
 				w := TokenWeights(g.CompletionMask, lt, norm)
 				out, err := exec.Exec(
@@ -65,9 +65,9 @@ func TestLossGolden(t *testing.T) {
 					}
 				}
 				goldenKey := string(lt)
-				if lt == LossDAPO {
+				if lt == DAPO {
 					// With one micro-batch DAPO's normalizer equals BNPO's.
-					goldenKey = string(LossBNPO)
+					goldenKey = string(BNPO)
 				}
 				want := g.Loss[variant][goldenKey]
 				got := float64(tensors.ToScalar[float32](out[3]))
@@ -83,17 +83,17 @@ func TestTokenWeights(t *testing.T) {
 	mask := [][]float32{{1, 1, 0, 0}, {1, 1, 1, 1}, {0, 0, 0, 0}}
 	n := StepNormalizers{Rows: 4, Tokens: 12, MicroBatch: 2, MaxCompletionLength: 5}
 	tests := []struct {
-		lt   LossType
+		lt   Type
 		want [][]float32
 	}{
 		// grpo: 1/(row tokens · rows)
-		{LossGRPO, [][]float32{{1.0 / 8, 1.0 / 8, 0, 0}, {1.0 / 16, 1.0 / 16, 1.0 / 16, 1.0 / 16}, {0, 0, 0, 0}}},
+		{GRPO, [][]float32{{1.0 / 8, 1.0 / 8, 0, 0}, {1.0 / 16, 1.0 / 16, 1.0 / 16, 1.0 / 16}, {0, 0, 0, 0}}},
 		// bnpo: 1/(micro tokens (6) · micro-batches (2))
-		{LossBNPO, [][]float32{{1.0 / 12, 1.0 / 12, 0, 0}, {1.0 / 12, 1.0 / 12, 1.0 / 12, 1.0 / 12}, {0, 0, 0, 0}}},
+		{BNPO, [][]float32{{1.0 / 12, 1.0 / 12, 0, 0}, {1.0 / 12, 1.0 / 12, 1.0 / 12, 1.0 / 12}, {0, 0, 0, 0}}},
 		// dr_grpo: 1/(rows · max length)
-		{LossDrGRPO, [][]float32{{1.0 / 20, 1.0 / 20, 0, 0}, {1.0 / 20, 1.0 / 20, 1.0 / 20, 1.0 / 20}, {0, 0, 0, 0}}},
+		{DrGRPO, [][]float32{{1.0 / 20, 1.0 / 20, 0, 0}, {1.0 / 20, 1.0 / 20, 1.0 / 20, 1.0 / 20}, {0, 0, 0, 0}}},
 		// dapo: 1/step tokens
-		{LossDAPO, [][]float32{{1.0 / 12, 1.0 / 12, 0, 0}, {1.0 / 12, 1.0 / 12, 1.0 / 12, 1.0 / 12}, {0, 0, 0, 0}}},
+		{DAPO, [][]float32{{1.0 / 12, 1.0 / 12, 0, 0}, {1.0 / 12, 1.0 / 12, 1.0 / 12, 1.0 / 12}, {0, 0, 0, 0}}},
 	}
 	for _, tc := range tests {
 		got := TokenWeights(mask, tc.lt, n)

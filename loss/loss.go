@@ -1,4 +1,4 @@
-package grpo
+package loss
 
 import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -6,50 +6,50 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph builders read like math, as GoMLX's layers.
 )
 
-// LossType names the policy term and how per-token losses are reduced to
+// Type names the policy term and how per-token losses are reduced to
 // the scalar loss. The values and formulas follow TRL 1.10's
 // GRPOTrainer._compute_loss (commit f2cd577); LOSSES.md says when to pick
 // which. With per-token losses l, completion mask m, B rows and L =
 // MaxCompletionLength:
 //
-//	LossGRPO, LossSAPO:         mean over rows of sum_t(l·m) / max(1, sum_t m)
-//	LossBNPO:                   sum(l·m) / max(1, sum(m)), per micro-batch
-//	LossDrGRPO:                 sum(l·m) / (B · L)
-//	LossDAPO, CISPO, VESPO:     sum(l·m) / (completion tokens of the whole generation batch)
-//	LossLUSPO:                  mean over all B×T entries of l · (row length), no mask
+//	GRPO, SAPO:         mean over rows of sum_t(l·m) / max(1, sum_t m)
+//	BNPO:                   sum(l·m) / max(1, sum(m)), per micro-batch
+//	DrGRPO:                 sum(l·m) / (B · L)
+//	DAPO, CISPO, VESPO:     sum(l·m) / (completion tokens of the whole generation batch)
+//	LUSPO:                  mean over all B×T entries of l · (row length), no mask
 //
 // grpo, bnpo, dr_grpo, dapo and luspo use the clipped surrogate; cispo,
 // sapo and vespo have their own policy terms (see TokenLoss).
-type LossType string
+type Type string
 
 // The loss types. BNPO and DAPO differ only with gradient accumulation or
 // StepsPerGeneration > GradientAccumulationSteps: BNPO normalizes each
 // micro-batch by its own token count, DAPO by the generation batch's.
 const (
-	LossGRPO   LossType = "grpo"
-	LossBNPO   LossType = "bnpo"
-	LossDrGRPO LossType = "dr_grpo"
-	LossDAPO   LossType = "dapo"
-	LossCISPO  LossType = "cispo"
-	LossSAPO   LossType = "sapo"
-	LossLUSPO  LossType = "luspo"
-	LossVESPO  LossType = "vespo"
+	GRPO   Type = "grpo"
+	BNPO   Type = "bnpo"
+	DrGRPO Type = "dr_grpo"
+	DAPO   Type = "dapo"
+	CISPO  Type = "cispo"
+	SAPO   Type = "sapo"
+	LUSPO  Type = "luspo"
+	VESPO  Type = "vespo"
 )
 
-// clipped reports whether lt uses the clipped surrogate (and logs TRL's
+// Clipped reports whether lt uses the clipped surrogate (and logs TRL's
 // clip_ratio metrics).
-func (lt LossType) clipped() bool {
+func (lt Type) Clipped() bool {
 	switch lt {
-	case LossGRPO, LossBNPO, LossDrGRPO, LossDAPO, LossLUSPO, "":
+	case GRPO, BNPO, DrGRPO, DAPO, LUSPO, "":
 		return true
 	}
 	return false
 }
 
-// globalTokens reports whether lt divides by the token count of the whole
+// GlobalTokens reports whether lt divides by the token count of the whole
 // generation batch (TRL's num_items_in_batch) rather than per micro-batch.
-func (lt LossType) globalTokens() bool {
-	return lt == LossDAPO || lt == LossCISPO || lt == LossVESPO
+func (lt Type) GlobalTokens() bool {
+	return lt == DAPO || lt == CISPO || lt == VESPO
 }
 
 // ImportanceSamplingLevel names where the importance weight is formed.
@@ -88,12 +88,12 @@ func TokenLogProbs(logits, tokens *graph.Node, temperature float64) (logp, entro
 	return logp, entropy
 }
 
-// LossSpec holds the loss hyperparameters a graph needs (Config.lossSpec
-// fills it from a Config). Its zero value plus Epsilon is TRL v0.21.0's
+// Spec holds the loss hyperparameters a graph needs (grpo.Config
+// fills it from its settings). Its zero value plus Epsilon is TRL v0.21.0's
 // clipped loss without KL.
-type LossSpec struct {
-	LossType LossType                // policy term; "" is the clipped surrogate
-	Level    ImportanceSamplingLevel // "" is LevelToken
+type Spec struct {
+	Type  Type                    // policy term; "" is the clipped surrogate
+	Level ImportanceSamplingLevel // "" is LevelToken
 	// Epsilon and EpsilonHigh bound the clipped ratio to [1−Epsilon,
 	// 1+EpsilonHigh]; for cispo EpsilonHigh is the absolute cap of the ratio.
 	Epsilon, EpsilonHigh float64
@@ -119,48 +119,27 @@ type VESPOParams struct {
 	KPos, LambdaPos, KNeg, LambdaNeg float64
 }
 
-// lossSpec returns the LossSpec of c.
-func (c Config) lossSpec() LossSpec {
-	return LossSpec{
-		LossType: c.LossType, Level: c.ImportanceSamplingLevel,
-		Epsilon: c.Epsilon, EpsilonHigh: c.EffectiveEpsilonHigh(), Delta: deref(c.Delta),
-		Beta: c.Beta, UseBiasCorrectionKL: c.UseBiasCorrectionKL, EntropyCoef: c.EntropyCoef,
-		EntropyQuantile:        1 - c.TopEntropyQuantile,
-		OffPolicyMaskThreshold: c.OffPolicyMaskThreshold,
-		SAPOTemperaturePos:     c.SAPOTemperaturePos, SAPOTemperatureNeg: c.SAPOTemperatureNeg,
-		VESPO: VESPOParams{KPos: c.VESPOKPos, LambdaPos: c.VESPOLambdaPos, KNeg: c.VESPOKNeg, LambdaNeg: c.VESPOLambdaNeg},
-	}
-}
-
-// deref returns *p, or 0 for nil.
-func deref(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
-// LossInputs are the per-micro-batch tensors TokenLoss reads.
-type LossInputs struct {
+// Inputs are the per-micro-batch tensors TokenLoss reads.
+type Inputs struct {
 	LogP *graph.Node // [B, C] policy log-probs; the gradient flows through it
 	Old  *graph.Node // [B, C] old log-probs; nil means LogP with its gradient stopped (ratio 1)
 	Ref  *graph.Node // [B, C] reference log-probs; nil when Beta is 0
-	Adv  *graph.Node // [B] advantages, or [B, C] with token credit (see TokenCredit)
+	Adv  *graph.Node // [B] advantages, or [B, C] with token credit (see grpo.TokenCredit)
 	// Mask [B, C] is the loss mask (0 or 1); it may be nil only at token
 	// level without masks and for loss types other than vespo.
 	Mask *graph.Node
 	// Entropy [B, C] is needed by the entropy mask and the entropy bonus;
 	// it carries gradient when the bonus is on.
 	Entropy *graph.Node
-
-	// entropyMask, when set, replaces the computed entropy mask (tests
-	// inject the reference mask where float32 rounding splits a tie).
-	entropyMask *Node
+	// EntropyMask [B, C], when set, is the high-entropy mask used instead
+	// of the one computed from Entropy (a reference mask, where float32
+	// rounding splits a tie); nil computes it.
+	EntropyMask *Node
 }
 
-// LossTerms are the per-token pieces of the GRPO loss of one micro-batch.
+// Terms are the per-token pieces of the GRPO loss of one micro-batch.
 // Shapes are [B, C] except where noted; "row" tensors are [B, 1].
-type LossTerms struct {
+type Terms struct {
 	// PerToken is TRL's per_token_loss: policy term × masks + β·KL, always
 	// [B, C] (a row-level policy term is broadcast).
 	PerToken *graph.Node
@@ -196,7 +175,7 @@ type LossTerms struct {
 // with w the token- or sequence-level importance weight. Old, Ref and Adv
 // are constants (no gradient flows into them). This is a graph building
 // function and panics on error.
-func TokenLoss(in LossInputs, spec LossSpec) LossTerms {
+func TokenLoss(in Inputs, spec Spec) Terms {
 	logp := in.LogP
 	old := in.Old
 	if old == nil {
@@ -214,16 +193,16 @@ func TokenLoss(in LossInputs, spec LossSpec) LossTerms {
 	logRatio := Sub(logp, old)
 	w := importanceWeight(logRatio, mask, spec.Level)
 
-	var t LossTerms
+	var t Terms
 	t.Ratio = w
 	var p *Node
-	switch spec.LossType {
-	case LossCISPO:
+	switch spec.Type {
+	case CISPO:
 		p = cispoTerm(w, a, logp, spec.EpsilonHigh)
 		t.CISPOClipped = ConvertDType(LogicalAnd(GreaterThan(w, constLike(w, spec.EpsilonHigh)), GreaterThan(a, ZerosLike(a))), dtypes.Float32)
-	case LossSAPO:
+	case SAPO:
 		p = sapoTerm(w, a, spec.SAPOTemperaturePos, spec.SAPOTemperatureNeg)
-	case LossVESPO:
+	case VESPO:
 		t.Phi = vespoWeights(logRatio, mask, a, spec.VESPO)
 		p = Neg(Mul(Mul(t.Phi, a), logp))
 	default:
@@ -234,8 +213,8 @@ func TokenLoss(in LossInputs, spec LossSpec) LossTerms {
 		p = Mul(p, t.OffPolicyMask)
 	}
 	switch {
-	case in.entropyMask != nil:
-		t.EntropyMask = StopGradient(in.entropyMask)
+	case in.EntropyMask != nil:
+		t.EntropyMask = StopGradient(in.EntropyMask)
 	case spec.EntropyQuantile > 0:
 		t.EntropyMask = HighEntropyMask(in.Entropy, mask, spec.EntropyQuantile)
 	}
@@ -285,13 +264,13 @@ func WeightedLoss(perToken, weights *graph.Node) *graph.Node {
 // 1/generation-batch tokens), Σ H·M / max(1, Σ M) × scale for the others
 // (scale = 1/micro-batches per step). See EntropyScale. This is a graph
 // building function and panics on error.
-func EntropyBonus(entropy, mask, entropyMask, scale *graph.Node, lossType LossType) *graph.Node {
+func EntropyBonus(entropy, mask, entropyMask, scale *graph.Node, lossType Type) *graph.Node {
 	m := StopGradient(mask)
 	if entropyMask != nil {
 		m = Mul(m, entropyMask)
 	}
 	sum := ReduceAllSum(Mul(entropy, m))
-	if !lossType.globalTokens() {
+	if !lossType.GlobalTokens() {
 		sum = Div(sum, MaxScalar(ReduceAllSum(m), 1.0))
 	}
 	return Mul(sum, scale)
@@ -299,8 +278,8 @@ func EntropyBonus(entropy, mask, entropyMask, scale *graph.Node, lossType LossTy
 
 // EntropyScale returns the scale EntropyBonus multiplies by for lossType
 // under normalizers n.
-func EntropyScale(lossType LossType, n StepNormalizers) float32 {
-	if lossType.globalTokens() {
+func EntropyScale(lossType Type, n StepNormalizers) float32 {
+	if lossType.GlobalTokens() {
 		return float32(1 / float64(max(1, n.Tokens)))
 	}
 	return float32(1 / float64(max(1, n.MicroBatch)))
@@ -324,10 +303,10 @@ type StepNormalizers struct {
 
 // TokenWeights returns, for one micro-batch with loss mask m (rows × C, 0 or
 // 1), the weights w such that Σ w·l is that micro-batch's share of TRL's
-// loss for lossType (see LossType), so the accumulated loss over a step is
+// loss for lossType (see Type), so the accumulated loss over a step is
 // the loss of the whole step. Rows of padding have an all-zero mask and get
 // zero weight.
-func TokenWeights(mask [][]float32, lossType LossType, n StepNormalizers) [][]float32 {
+func TokenWeights(mask [][]float32, lossType Type, n StepNormalizers) [][]float32 {
 	microTokens := 0.0
 	for _, row := range mask {
 		for _, v := range row {
@@ -341,7 +320,7 @@ func TokenWeights(mask [][]float32, lossType LossType, n StepNormalizers) [][]fl
 			rowTokens += float64(v)
 		}
 		w[b] = make([]float32, len(row))
-		if lossType == LossLUSPO {
+		if lossType == LUSPO {
 			// TRL multiplies by the row length and averages over every
 			// entry, padding included (its KL there counts too).
 			cols := n.Columns
@@ -356,13 +335,13 @@ func TokenWeights(mask [][]float32, lossType LossType, n StepNormalizers) [][]fl
 		}
 		var scale float64
 		switch lossType {
-		case LossGRPO, LossSAPO:
+		case GRPO, SAPO:
 			scale = 1 / (max(1, rowTokens) * float64(max(1, n.Rows)))
-		case LossBNPO:
+		case BNPO:
 			scale = 1 / (max(1, microTokens) * float64(max(1, n.MicroBatch)))
-		case LossDrGRPO:
+		case DrGRPO:
 			scale = 1 / float64(max(1, n.Rows)*max(1, n.MaxCompletionLength))
-		case LossDAPO, LossCISPO, LossVESPO:
+		case DAPO, CISPO, VESPO:
 			scale = 1 / float64(max(1, n.Tokens))
 		}
 		for t, v := range row {

@@ -1,4 +1,4 @@
-package grpo
+package loss
 
 import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph builders read like math, as GoMLX's layers.

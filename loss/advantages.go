@@ -1,6 +1,8 @@
-package grpo
+package loss
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 )
@@ -39,7 +41,7 @@ func (a Advantages) FracZeroStd() float64 {
 	}
 	n := 0
 	for _, s := range a.Std {
-		if isZeroStd(s) {
+		if ZeroStd(s) {
 			n++
 		}
 	}
@@ -63,8 +65,8 @@ func (a Advantages) FracGroupsZeroStd() float64 {
 	return float64(n) / float64(len(a.ZeroStd))
 }
 
-// isZeroStd is torch.isclose(std, 0): |std| ≤ 1e-8.
-func isZeroStd(s float64) bool { return math.Abs(s) <= 1e-8 }
+// ZeroStd is torch.isclose(std, 0): |std| ≤ 1e-8.
+func ZeroStd(s float64) bool { return math.Abs(s) <= 1e-8 }
 
 // GroupAdvantages computes advantages for one reward laid out in groups of
 // g consecutive rows (p0,p0,…,p1,p1,…, TRL's RepeatSampler order):
@@ -124,21 +126,21 @@ func RewardAdvantages(scores [][]float64, weights []float64, g int, scale ScaleR
 		}
 	}
 	for k := 0; k < n/g; k++ {
-		_, std := meanStdUnbiased(sum[k*g : (k+1)*g])
+		_, std := MeanStd(sum[k*g : (k+1)*g])
 		for i := k * g; i < (k+1)*g; i++ {
 			a.GroupStd[i] = std
 		}
-		a.ZeroStd[k] = isZeroStd(std)
+		a.ZeroStd[k] = ZeroStd(std)
 	}
 	switch agg {
 	case SumThenNormalize:
 		copy(a.Rewards, sum)
 		var batchStd float64
 		if scale == ScaleBatch {
-			_, batchStd = meanStdUnbiased(sum)
+			_, batchStd = MeanStd(sum)
 		}
 		for k := 0; k < n/g; k++ {
-			mean, _ := meanStdUnbiased(sum[k*g : (k+1)*g])
+			mean, _ := MeanStd(sum[k*g : (k+1)*g])
 			for i := k * g; i < (k+1)*g; i++ {
 				a.GroupMean[i] = mean
 				a.Std[i] = a.GroupStd[i]
@@ -158,13 +160,13 @@ func RewardAdvantages(scores [][]float64, weights []float64, g int, scale ScaleR
 				for j := range col {
 					col[j] = scores[grp*g+j][k]
 				}
-				mean, std := meanStdUnbiased(col)
+				mean, std := MeanStd(col)
 				for j := range col {
 					a.Rewards[grp*g+j] += weights[k] * (col[j] - mean) / (std + AdvantageEps)
 				}
 			}
 		}
-		mean, std := meanStdUnbiased(a.Rewards)
+		mean, std := MeanStd(a.Rewards)
 		for i, r := range a.Rewards {
 			a.GroupMean[i], a.Std[i] = mean, std
 			a.Values[i] = (r - mean) / (std + AdvantageEps)
@@ -175,9 +177,9 @@ func RewardAdvantages(scores [][]float64, weights []float64, g int, scale ScaleR
 	return a, nil
 }
 
-// meanStdUnbiased returns the mean and the N−1 standard deviation of xs
+// MeanStd returns the mean and the N−1 standard deviation of xs
 // (std 0 for fewer than 2 values).
-func meanStdUnbiased(xs []float64) (mean, std float64) {
+func MeanStd(xs []float64) (mean, std float64) {
 	if len(xs) == 0 {
 		return 0, 0
 	}
@@ -195,3 +197,47 @@ func meanStdUnbiased(xs []float64) (mean, std float64) {
 	}
 	return mean, math.Sqrt(ss / float64(len(xs)-1))
 }
+
+// ScaleRewards names how centred rewards are divided to make advantages.
+// In JSON it also accepts TRL's booleans: true is "group", false "none".
+type ScaleRewards string
+
+// The reward scalings: by the standard deviation of the group (TRL's
+// scale_rewards=True, "group"), of the whole batch ("batch", PPO Lite) or
+// not at all ("none", recommended by Dr. GRPO).
+const (
+	ScaleGroup ScaleRewards = "group"
+	ScaleBatch ScaleRewards = "batch"
+	ScaleNone  ScaleRewards = "none"
+)
+
+// UnmarshalJSON accepts "group", "batch", "none", true ("group") and false
+// ("none"), as TRL's GRPOConfig does.
+func (s *ScaleRewards) UnmarshalJSON(data []byte) error {
+	switch string(bytes.TrimSpace(data)) {
+	case "true":
+		*s = ScaleGroup
+		return nil
+	case "false":
+		*s = ScaleNone
+		return nil
+	}
+	var v string
+	if err := json.Unmarshal(data, &v); err != nil {
+		return fmt.Errorf("grpo: scale_rewards: want \"group\", \"batch\", \"none\", true or false, got %s", data)
+	}
+	*s = ScaleRewards(v)
+	return nil
+}
+
+// Aggregation names how several reward functions combine into advantages
+// (TRL's multi_objective_aggregation).
+type Aggregation string
+
+// The aggregations: weighted sum of the rewards, then ScaleRewards
+// (default); or each reward normalized within its group first, then the
+// weighted sum normalized over the batch (GDPO).
+const (
+	SumThenNormalize Aggregation = "sum_then_normalize"
+	NormalizeThenSum Aggregation = "normalize_then_sum"
+)
