@@ -6,6 +6,7 @@ import (
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/internal/vjp"
 	"github.com/grpokit/grpokit/loss"
+	"github.com/grpokit/grpokit/memplan"
 )
 
 // HeadPolicy is an optional interface of a Policy whose logits are a head
@@ -31,8 +32,8 @@ type HeadPolicy interface {
 }
 
 // logitsChunkElements is the size, in logits, of the chunks that
-// LogitsChunkSize 0 picks: 8 Mi float32 (32 MiB) per [B, n, V] tensor.
-const logitsChunkElements = 8 << 20
+// LogitsChunkSize 0 picks (the memory plan counts the same).
+const logitsChunkElements = memplan.LogitsChunkElements
 
 // logProbsOptions say how policyLogProbs builds the log-probabilities.
 type logProbsOptions struct {

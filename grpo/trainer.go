@@ -15,6 +15,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/internal/vjp"
+	"github.com/grpokit/grpokit/memplan"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 )
@@ -36,6 +37,18 @@ type Trainer struct {
 	EvalDataset dataset.Dataset
 	// OnEval, when set, is called with each evaluation's metrics.
 	OnEval func(m Metrics)
+	// Memory is the memory budget the run's memory plan is checked
+	// against before step 0 (for a Policy that is a MemoryPlanner); nil
+	// means memplan.Available(). A Budget with Off set prints the plan
+	// without stopping. Programs that honour GRPOKIT_MEMORY_LIMIT pass
+	// memplan.BudgetFromEnv().
+	Memory *memplan.Budget
+	// GCLimit, when set, gives Go's garbage collector a memory limit for
+	// the run (memplan.LimitGC: the plan's peak, raised if the run needs
+	// more) and restores the previous limit when the run ends. The limit
+	// is process-wide, so it is off by default; the grpokit command sets
+	// it. GOMEMLIMIT or a limit the program set wins.
+	GCLimit bool
 
 	cfg     Config
 	policy  Policy
@@ -233,7 +246,7 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 	if err != nil {
 		return err
 	}
-	defer memLimit.restore()
+	defer memLimit.Restore()
 	if t.cfg.OutputDir != "" {
 		release, err := lockOutputDir(t.cfg.OutputDir)
 		if err != nil {
@@ -265,7 +278,7 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 			return t.failed(err)
 		}
 		t.logStep(m, total)
-		memLimit.report(t.progress())
+		memLimit.Report(t.progress())
 		if t.OnStep != nil {
 			t.OnStep(m)
 		}

@@ -49,6 +49,7 @@ import (
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/lora"
+	"github.com/grpokit/grpokit/memplan"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 )
@@ -189,11 +190,11 @@ func run(args []string, w io.Writer) error {
 	}
 	// The folder's matrices are bf16 (WriteRandomHF), whatever its
 	// config.json's torch_dtype says.
-	req := grpo.MemoryRequest{Model: cfg, Train: o.trainConfig(), Storage: o.storage(), PromptTokens: o.promptTokens, FileDType: "BF16"}
+	req := memplan.Request{Model: cfg, Train: o.trainConfig().MemorySettings(), Storage: o.storage(), PromptTokens: o.promptTokens, FileDType: "BF16"}
 	if o.train == "lora" {
 		req.LoRARank = o.loraRank
 	}
-	plan, err := grpo.PlanMemory(req)
+	plan, err := memplan.Estimate(req)
 	if err != nil {
 		return err
 	}
@@ -215,7 +216,7 @@ func run(args []string, w io.Writer) error {
 	wall := time.Since(start)
 	peak := childPeakRSS(cmd.ProcessState)
 	if err != nil {
-		return fmt.Errorf("workload (peak RSS %s before it failed): %w", grpo.FormatBytes(peak), err)
+		return fmt.Errorf("workload (peak RSS %s before it failed): %w", memplan.FormatBytes(peak), err)
 	}
 	var r result
 	b, err := os.ReadFile(res.Name())
@@ -239,7 +240,7 @@ func run(args []string, w io.Writer) error {
 	fmt.Fprintf(w, "\n| workload | plan (estimate) | peak RSS | estimate / peak | s/step | first step s | wall | CPU s | CPU s/step |\n|---|---|---|---|---|---|---|---|---|\n")
 	fmt.Fprintf(w, "| %s %s, %s, %d steps | %s | %s | %.2f | %.1f | %.1f | %s | %.0f | %.1f |\n",
 		strings.TrimSuffix(filepath.Base(o.config), ".json"), o.workload, what, o.steps,
-		grpo.FormatBytes(plan.Peak), grpo.FormatBytes(peak), float64(plan.Peak)/float64(max(peak, 1)),
+		memplan.FormatBytes(plan.Peak), memplan.FormatBytes(peak), float64(plan.Peak)/float64(max(peak, 1)),
 		r.SecondsPerStep, r.FirstStep, wall.Round(time.Second), cpu.Seconds(), r.CPUPerStep)
 	fmt.Fprintf(w, "steps (wall s): %.1f; CPU s: %.1f\n", r.Steps, r.StepCPU)
 	return nil
@@ -296,7 +297,7 @@ func child(args []string, w io.Writer) error {
 	}
 	tr.Progress = w
 	r := result{LoadSeconds: load}
-	if plan, err := grpo.PlanMemory(policy.MemoryRequest(cfg, o.promptTokens)); err == nil {
+	if plan, err := memplan.Estimate(policy.MemoryRequest(cfg, o.promptTokens)); err == nil {
 		r.Plan = plan.Peak
 	}
 	lastCPU := processCPU()

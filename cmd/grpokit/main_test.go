@@ -17,6 +17,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/sharedtest"
+	"github.com/grpokit/grpokit/memplan"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/tokenizer"
 )
@@ -842,8 +843,8 @@ rewards: [{type: numeric}]
 	if len(p) < 10 || !strings.Contains(strings.Join(p, "\n"), "weights (nf4)") || !slices.Equal(p, tr) {
 		t.Errorf("plan:\n%s\ntrain's plan:\n%s", strings.Join(p, "\n"), strings.Join(tr, "\n"))
 	}
-	t.Setenv(grpo.MemoryLimitEnv, "1MB")
-	var oom *grpo.OutOfMemoryError
+	t.Setenv(memplan.LimitEnv, "1MB")
+	var oom *memplan.OutOfMemoryError
 	if err := run(context.Background(), []string{"plan", "-config", cfg}, io.Discard); !errors.As(err, &oom) {
 		t.Errorf("a 1 MB limit: %v, want an *OutOfMemoryError", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/backend"
 	"github.com/grpokit/grpokit/lora"
+	"github.com/grpokit/grpokit/memplan"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/plot"
 	"github.com/grpokit/grpokit/reward"
@@ -277,6 +278,13 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	// eval_strategy: steps evaluates the eval set (eval.n examples of
 	// eval_path, else of path) every eval_steps steps, into metrics.jsonl.
 	tr.EvalDataset = s.eval
+	// The memory plan is checked against $GRPOKIT_MEMORY_LIMIT (else the
+	// memory available), and Go's collector gets the plan's limit.
+	budget, err := memplan.BudgetFromEnv()
+	if err != nil {
+		return err
+	}
+	tr.Memory, tr.GCLimit = &budget, true
 	if c.LoggingSteps > 0 {
 		tr.Progress = out
 	}

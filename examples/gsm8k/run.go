@@ -206,6 +206,7 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("gsm8k: %w", err)
 	}
 	trainer.Progress = out
+	s.Limit(trainer)
 	if err := exkit.Resume(trainer, from, out); err != nil {
 		return fmt.Errorf("gsm8k: %w", err)
 	}

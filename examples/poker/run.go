@@ -297,6 +297,7 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("poker: %w", err)
 	}
 	trainer.Progress = out
+	s.Limit(trainer)
 	if err := exkit.Resume(trainer, s.From, out); err != nil {
 		return fmt.Errorf("poker: %w", err)
 	}

@@ -695,6 +695,7 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("wordle: %w", err)
 	}
 	trainer.Progress = out
+	s.Limit(trainer)
 	if cfg.LetterCredit != 0 {
 		if err := trainer.SetTokenCredit(letterCredit(s.Tok.Tokenizer, cfg.LetterCredit)); err != nil {
 			return fmt.Errorf("wordle: %w", err)

@@ -1,4 +1,4 @@
-package grpo
+package memplan
 
 import (
 	"io"
@@ -79,7 +79,7 @@ func TestLimitCeiling(t *testing.T) {
 // after a collection under it.
 func TestGCWatchObserve(t *testing.T) {
 	const mb = 1_000_000
-	g := &gcWatch{limit: 1000 * mb, ceiling: 8000 * mb}
+	g := &GCLimit{limit: 1000 * mb, ceiling: 8000 * mb}
 	for i, c := range []struct {
 		live   int64
 		want   int64
@@ -122,7 +122,7 @@ func TestGCWatchRaises(t *testing.T) {
 	}
 	// waitFor collects until cond holds (the watch sees collections on the
 	// finalizer goroutine) or 30 s have passed (a loaded CI machine).
-	waitFor := func(g *gcWatch, cond func() bool) bool {
+	waitFor := func(g *GCLimit, cond func() bool) bool {
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
 			runtime.GC()
 			time.Sleep(time.Millisecond)
@@ -135,8 +135,8 @@ func TestGCWatchRaises(t *testing.T) {
 		}
 		return false
 	}
-	start := func(limit int64) *gcWatch {
-		g := &gcWatch{limit: limit, ceiling: 8 * limit}
+	start := func(limit int64) *GCLimit {
+		g := &GCLimit{limit: limit, ceiling: 8 * limit}
 		g.prev = debug.SetMemoryLimit(limit)
 		g.arm()
 		return g
@@ -151,13 +151,13 @@ func TestGCWatchRaises(t *testing.T) {
 		t.Errorf("limit %d after collections at the limit %d, want 1.25× the live heap", got, live)
 	}
 	var b strings.Builder
-	g.report(&b)
+	g.Report(&b)
 	if !strings.Contains(b.String(), "Go memory limit raised from") {
 		t.Errorf("report %q: want a note of the raise", b.String())
 	}
 	b.Reset()
-	g.restore()
-	g.report(&b)
+	g.Restore()
+	g.Report(&b)
 	if b.Len() != 0 {
 		t.Errorf("report after restore %q: want nothing new", b.String())
 	}
@@ -173,7 +173,7 @@ func TestGCWatchRaises(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != 4*live {
 		t.Errorf("limit %d with the live heap at a quarter of it, want %d", got, 4*live)
 	}
-	g.restore()
+	g.Restore()
 
 	// A limit the program sets during the run is left alone.
 	g = start(live)
@@ -184,7 +184,7 @@ func TestGCWatchRaises(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != 64*live {
 		t.Errorf("limit %d, want the program's %d", got, 64*live)
 	}
-	g.restore()
+	g.Restore()
 	runtime.KeepAlive(hold)
 }
 
@@ -198,47 +198,48 @@ func TestLimitGC(t *testing.T) {
 	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		t.Skip("the test process has a memory limit")
 	}
-	plan := MemoryPlan{Peak: 3 * gib, Items: []MemoryItem{{Name: "weights (bf16)", Bytes: gib}}}
-	w := limitGC(io.Discard, plan, 20*gib)
+	plan := Plan{Peak: 3 * gib, Items: []Item{{Name: "weights (bf16)", Bytes: gib}}}
+	w := LimitGC(io.Discard, plan, 20*gib)
 	if got := debug.SetMemoryLimit(-1); got < 3*gib || got > 4*gib {
 		t.Errorf("memory limit %d during the run, want about 3 GiB", got)
 	}
 	if w == nil || w.ceiling != 19*gib {
 		t.Errorf("watch %+v: want a ceiling of 95%% of the 20 GiB available", w)
 	}
-	w.restore()
+	w.Restore()
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
 		t.Errorf("memory limit %d after the run, want none", got)
 	}
-	if w := limitGC(io.Discard, MemoryPlan{Peak: gib / 2}, 20*gib); w != nil {
+	if w := LimitGC(io.Discard, Plan{Peak: gib / 2}, 20*gib); w != nil {
 		t.Errorf("a small run got a watch")
 	}
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
 		t.Errorf("a small run set memory limit %d", got)
 	}
 	t.Setenv("GOMEMLIMIT", "off")
-	limitGC(io.Discard, plan, 20*gib).restore()
+	LimitGC(io.Discard, plan, 20*gib).Restore()
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
 		t.Errorf("with GOMEMLIMIT set: memory limit %d", got)
 	}
 	os.Unsetenv("GOMEMLIMIT")
 	prev := debug.SetMemoryLimit(5 * gib)
 	defer debug.SetMemoryLimit(prev)
-	limitGC(io.Discard, plan, 20*gib).restore()
+	LimitGC(io.Discard, plan, 20*gib).Restore()
 	if got := debug.SetMemoryLimit(-1); got != 5*gib {
 		t.Errorf("memory limit %d, want the program's 5 GiB", got)
 	}
 }
 
 // TestPlanResident: the plan's resident part is found by the item names
-// PlanMemory gives (a renamed item fails here, not silently).
+// Estimate gives (a renamed item fails here, not silently).
 func TestPlanResident(t *testing.T) {
 	c, err := model.ReadConfig("../model/testdata/configs/Qwen2.5-0.5B-Instruct.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := DefaultConfig()
-	plan, err := PlanMemory(MemoryRequest{Model: c, Train: cfg, LoRARank: 8, Storage: model.StorageAsStored})
+	// grpo.DefaultConfig's sizes.
+	cfg := Training{NumGenerations: 8, BatchSize: 8, GradientAccumulationSteps: 1, GenerationBatchSize: 8, MaxPromptLength: 512, MaxCompletionLength: 512}
+	plan, err := Estimate(Request{Model: c, Train: cfg, LoRARank: 8, Storage: model.StorageAsStored})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,8 +252,8 @@ func TestPlanResident(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tiny := Config{BatchSize: 2, MaxCompletionLength: 8}
-	sp, err := PlanMemory(MemoryRequest{Model: small, Train: tiny, LoRARank: 8, Storage: model.StorageAsStored, PromptTokens: 16})
+	tiny := Training{BatchSize: 2, MaxCompletionLength: 8}
+	sp, err := Estimate(Request{Model: small, Train: tiny, LoRARank: 8, Storage: model.StorageAsStored, PromptTokens: 16})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package grpo
+package memplan
 
 import (
 	"fmt"
@@ -8,15 +8,14 @@ import (
 	"github.com/grpokit/grpokit/model"
 )
 
-// MemoryRequest describes a training run to PlanMemory: the model's
+// Request describes a training run to Estimate: the model's
 // config.json, the trainer settings and how the weights are held.
-type MemoryRequest struct {
+type Request struct {
 	// Model is the checkpoint's config (model.ReadConfig).
 	Model model.Config
-	// Train are the trainer settings: per_device_train_batch_size,
-	// generation_batch_size, max_prompt_length, max_completion_length,
-	// beta, gradient_checkpointing and logits_chunk_size matter.
-	Train Config
+	// Train are the trainer settings that size a run (grpo.Config's
+	// MemorySettings fills them).
+	Train Training
 	// LoRARank is the adapter's rank r; 0 plans full fine-tuning (float32
 	// master weights, gradients and AdamW state for every weight).
 	LoRARank int
@@ -45,25 +44,46 @@ type MemoryRequest struct {
 	WidensWeights bool
 }
 
-// MemoryItem is one line of a MemoryPlan.
-type MemoryItem struct {
+// LogitsChunkElements is the size, in logits, of the chunks of completion
+// positions the trainer maps to logits when logits_chunk_size is 0: 8 Mi
+// float32 (32 MiB) per [B, n, V] tensor.
+const LogitsChunkElements = 8 << 20
+
+// Training are the trainer settings a memory plan depends on, named as
+// TRL's GRPOConfig names them.
+type Training struct {
+	BatchSize                 int // per_device_train_batch_size (≥ 1)
+	GradientAccumulationSteps int // gradient_accumulation_steps; 0 means 1
+	// GenerationBatchSize is the completions generated at once
+	// (generation_batch_size); 0 means BatchSize × GradientAccumulationSteps.
+	GenerationBatchSize   int
+	NumGenerations        int     // num_generations (named in the advice an OutOfMemoryError gives)
+	MaxPromptLength       int     // max_prompt_length; 0 for none
+	MaxCompletionLength   int     // max_completion_length (≥ 1)
+	Beta                  float64 // KL weight: beta ≠ 0 keeps a reference model
+	GradientCheckpointing bool    // gradient_checkpointing
+	LogitsChunkSize       int     // logits_chunk_size; 0 picks the chunk
+}
+
+// Item is one line of a Plan.
+type Item struct {
 	Name  string // what it is, e.g. "weights (nf4)"
 	Bytes int64
 	Note  string // how it was counted
 }
 
-// MemoryPlan is PlanMemory's estimate of a run's resident memory.
-type MemoryPlan struct {
+// Plan is Estimate's estimate of a run's resident memory.
+type Plan struct {
 	// Items are the parts, in the order they are printed. Peak is their
 	// sum less what is never held at once: generation's KV cache is freed
 	// before the step's activations, logits and workspace exist, so only
 	// the larger of the two counts.
-	Items []MemoryItem
+	Items []Item
 	Peak  int64
 	// Summary describes the run in one line (model, training, tokens).
 	Summary string
 	// Setting values the advice of an OutOfMemoryError quotes.
-	req MemoryRequest
+	req Request
 }
 
 // Calibration of the estimate, measured with bench/memory on the
@@ -86,14 +106,14 @@ const (
 	// late. Measured before the limit existed, peaks of one workload
 	// varied by ±20% with the GC's timing (Qwen2.5-0.5B LoRA: 8.7–12.4
 	// GB); 0.35 put the estimate within that band for every workload
-	// measured then. A run with a limit (limitGC) has no such slack: the
+	// measured then. A run with a limit (LimitGC) has no such slack: the
 	// limit is the plan, and the collector keeps the heap under it.
 	gcFraction = 0.35
 	// runtimeBase is the Go runtime, the program and its compiled graphs.
 	runtimeBase = 200 << 20
 )
 
-// PlanMemory estimates the peak resident memory of a GRPO run on r.Model
+// Estimate estimates the peak resident memory of a GRPO run on r.Model
 // with r.Train: the weights as held (stored, bf16, or quantized), the
 // trainable float32 masters, their gradients and AdamW's two moments, the
 // frozen reference copy of full fine-tuning when Beta ≠ 0, the KV cache
@@ -101,22 +121,22 @@ const (
 // gradient checkpointing), the LM head's logits (whole or chunked), the
 // transient workspace and the Go runtime's and garbage collector's
 // overhead. The figures are estimates, calibrated against measured peak
-// RSS (bench/memory); print them with MemoryPlan.Format and compare them
-// with AvailableMemory through MemoryPlan.Check.
-func PlanMemory(r MemoryRequest) (MemoryPlan, error) {
+// RSS (bench/memory); print them with Plan.Format and compare them
+// with Available through Plan.Check.
+func Estimate(r Request) (Plan, error) {
 	c := r.Model
 	if err := c.Validate(); err != nil {
-		return MemoryPlan{}, fmt.Errorf("grpo: PlanMemory: %w", err)
+		return Plan{}, fmt.Errorf("memplan: %w", err)
 	}
 	tc := r.Train
 	if tc.BatchSize < 1 || tc.MaxCompletionLength < 1 {
-		return MemoryPlan{}, fmt.Errorf("grpo: PlanMemory: per_device_train_batch_size %d and max_completion_length %d must be ≥ 1", tc.BatchSize, tc.MaxCompletionLength)
+		return Plan{}, fmt.Errorf("memplan: per_device_train_batch_size %d and max_completion_length %d must be ≥ 1", tc.BatchSize, tc.MaxCompletionLength)
 	}
 	if r.LoRARank < 0 || r.PromptTokens < 0 || r.WeightBytes < 0 {
-		return MemoryPlan{}, fmt.Errorf("grpo: PlanMemory: negative LoRARank, PromptTokens or WeightBytes")
+		return Plan{}, fmt.Errorf("memplan: negative LoRARank, PromptTokens or WeightBytes")
 	}
 	if r.LoRARank == 0 && r.Storage != model.StorageF32 && r.Storage != model.StorageAsStored {
-		return MemoryPlan{}, fmt.Errorf("grpo: PlanMemory: full fine-tuning keeps float32 weights; storage %q needs LoRA", r.Storage)
+		return Plan{}, fmt.Errorf("memplan: full fine-tuning keeps float32 weights; storage %q needs LoRA", r.Storage)
 	}
 	file := r.FileDType
 	if file == "" {
@@ -139,16 +159,16 @@ func PlanMemory(r MemoryRequest) (MemoryPlan, error) {
 	rows, tcomp := int64(tc.BatchSize), int64(tc.MaxCompletionLength)
 	seq := int64(tp) + tcomp
 	genRows := rows * int64(accum)
-	if g := tc.EffectiveGenerationBatchSize(); g > 0 {
+	if g := tc.GenerationBatchSize; g > 0 {
 		genRows = int64(g) // generated at once (generation_batch_size)
 	}
 	params := c.NumParams()
 	L, H, I := int64(c.NumHiddenLayers), int64(c.HiddenSize), int64(c.IntermediateSize)
 	nh, nkv, hd, V := int64(c.NumAttentionHeads), int64(c.NumKeyValueHeads), int64(c.HeadDim), int64(c.VocabSize)
 
-	p := MemoryPlan{req: r}
+	p := Plan{req: r}
 	add := func(name string, b int64, note string, args ...any) {
-		p.Items = append(p.Items, MemoryItem{Name: name, Bytes: b, Note: fmt.Sprintf(note, args...)})
+		p.Items = append(p.Items, Item{Name: name, Bytes: b, Note: fmt.Sprintf(note, args...)})
 	}
 
 	// Weights and what trains.
@@ -202,7 +222,7 @@ func PlanMemory(r MemoryRequest) (MemoryPlan, error) {
 	// (logits_chunk_size; 0 picks about 8 Mi logits a chunk).
 	chunk := int64(tc.LogitsChunkSize)
 	if chunk == 0 {
-		chunk = max(1, logitsChunkElements/(rows*V))
+		chunk = max(1, LogitsChunkElements/(rows*V))
 	}
 	chunk = min(chunk, tcomp)
 	lrows := rows * chunk
@@ -252,7 +272,7 @@ func PlanMemory(r MemoryRequest) (MemoryPlan, error) {
 	}
 	need -= min(kv, act+logits+work)
 	if need+runtimeBase >= minLimitedPeak {
-		// limitGC sets the plan as the run's Go memory limit: the
+		// LimitGC sets the plan as the run's Go memory limit: the
 		// collector runs, and hands memory back, before the heap passes
 		// it, so the plan holds no slack for garbage.
 		add("Go runtime and GC", runtimeBase, "runtime; the Go memory limit (this plan) bounds the heap")
@@ -373,7 +393,7 @@ func FormatBytes(b int64) string {
 
 // Format writes the plan as a short table, ending with the peak and, when
 // avail > 0, the memory available (from source).
-func (p MemoryPlan) Format(w io.Writer, avail int64, source string) {
+func (p Plan) Format(w io.Writer, avail int64, source string) {
 	fmt.Fprintf(w, "memory plan: %s\n", p.Summary)
 	for _, it := range p.Items {
 		fmt.Fprintf(w, "  %-26s %10s  %s\n", it.Name, FormatBytes(it.Bytes), it.Note)
@@ -386,16 +406,16 @@ func (p MemoryPlan) Format(w io.Writer, avail int64, source string) {
 }
 
 // String returns Format's table without the available memory.
-func (p MemoryPlan) String() string {
+func (p Plan) String() string {
 	var b strings.Builder
 	p.Format(&b, 0, "")
 	return b.String()
 }
 
-// OutOfMemoryError is MemoryPlan.Check's error: the plan's peak exceeds
+// OutOfMemoryError is Plan.Check's error: the plan's peak exceeds
 // the memory available.
 type OutOfMemoryError struct {
-	Plan      MemoryPlan
+	Plan      Plan
 	Available int64
 	Source    string // where Available came from: MemAvailable, the cgroup limit, GRPOKIT_MEMORY_LIMIT
 }
@@ -422,15 +442,15 @@ func (e *OutOfMemoryError) Error() string {
 			big = it
 		}
 	}
-	return fmt.Sprintf("grpo: memory plan: the run needs about %s at peak (largest part: %s, %s) but %s is available (%s); lower %s; or set %s=off to run anyway (or to a size such as 16GB)",
+	return fmt.Sprintf("memplan: memory plan: the run needs about %s at peak (largest part: %s, %s) but %s is available (%s); lower %s; or set %s=off to run anyway (or to a size such as 16GB)",
 		FormatBytes(e.Plan.Peak), big.Name, FormatBytes(big.Bytes), FormatBytes(e.Available), e.Source,
-		strings.Join(lower, ", "), MemoryLimitEnv)
+		strings.Join(lower, ", "), LimitEnv)
 }
 
 // Check returns an *OutOfMemoryError when the plan's peak exceeds avail
 // bytes (source says where avail came from); avail ≤ 0 means unknown and
 // passes.
-func (p MemoryPlan) Check(avail int64, source string) error {
+func (p Plan) Check(avail int64, source string) error {
 	if avail > 0 && p.Peak > avail {
 		return &OutOfMemoryError{Plan: p, Available: avail, Source: source}
 	}

@@ -5,28 +5,30 @@ import (
 	"strings"
 
 	"github.com/grpokit/grpokit/dataset"
+	"github.com/grpokit/grpokit/memplan"
 	"github.com/grpokit/grpokit/model"
 )
 
 // MemoryPlanner is an optional interface of a Policy that can describe a
 // run's memory needs (LMPolicy does). Before step 0 the Trainer prints
-// the plan (PlanMemory) to Progress and stops with an *OutOfMemoryError
-// when its peak exceeds AvailableMemory (GRPOKIT_MEMORY_LIMIT=off prints
-// it without stopping).
+// the plan (memplan.Estimate) to Progress and stops with a
+// *memplan.OutOfMemoryError when its peak exceeds Trainer.Memory (by
+// default the memory available; a Budget with Off set prints the plan
+// without stopping).
 type MemoryPlanner interface {
 	// MemoryRequest describes training with cfg; promptTokens is the
 	// longest prompt seen (0: unknown).
-	MemoryRequest(cfg Config, promptTokens int) MemoryRequest
+	MemoryRequest(cfg Config, promptTokens int) memplan.Request
 }
 
 var _ MemoryPlanner = (*LMPolicy)(nil)
 
-// MemoryRequest describes training this policy with cfg to PlanMemory:
+// MemoryRequest describes training this policy with cfg to memplan.Estimate:
 // its model's config and storage, its adapter's rank and target modules
 // (none for full fine-tuning).
-func (p *LMPolicy) MemoryRequest(cfg Config, promptTokens int) MemoryRequest {
+func (p *LMPolicy) MemoryRequest(cfg Config, promptTokens int) memplan.Request {
 	c := p.model.Config()
-	r := MemoryRequest{Model: c, Train: cfg, Storage: p.model.Storage(), PromptTokens: promptTokens, WidensWeights: p.model.WidensWeights()}
+	r := memplan.Request{Model: c, Train: cfg.MemorySettings(), Storage: p.model.Storage(), PromptTokens: promptTokens, WidensWeights: p.model.WidensWeights()}
 	if p.adapter != nil {
 		// The frozen base as held: every non-trainable variable in the
 		// weights' scopes (bf16 matrices, NF4 codes and scales, norms).
@@ -59,34 +61,47 @@ func moduleKinds(modules []string) []string {
 	return out
 }
 
-// planMemory prints the memory plan before step 0, checks it against the
-// memory available and sets Go's memory limit to its peak for the run
-// (limitGC); src gives the longest of the first prompts. The watch it
-// returns (nil without a limit) raises the limit if the run needs more,
-// reports that after each step and restores the limit at the end.
-func (t *Trainer) planMemory(src source) (*gcWatch, error) {
+// MemorySettings returns the settings of c a memory plan depends on.
+func (c Config) MemorySettings() memplan.Training {
+	return memplan.Training{
+		BatchSize: c.BatchSize, GradientAccumulationSteps: c.GradientAccumulationSteps,
+		GenerationBatchSize: c.EffectiveGenerationBatchSize(), NumGenerations: c.NumGenerations,
+		MaxPromptLength: c.MaxPromptLength, MaxCompletionLength: c.MaxCompletionLength,
+		Beta: c.Beta, GradientCheckpointing: c.GradientCheckpointing, LogitsChunkSize: c.LogitsChunkSize,
+	}
+}
+
+// planMemory prints the memory plan before step 0 and checks it against
+// t.Memory (or the memory available); with t.GCLimit it also sets Go's
+// memory limit for the run (memplan.LimitGC). src gives the longest of the
+// first prompts. The limit it returns (nil without one) is raised if the
+// run needs more, reports that after each step and is restored at the end.
+func (t *Trainer) planMemory(src source) (*memplan.GCLimit, error) {
 	mp, ok := t.policy.(MemoryPlanner)
 	if !ok {
 		return nil, nil
 	}
 	req := mp.MemoryRequest(t.cfg, t.longestPrompt(src))
-	plan, err := PlanMemory(req)
+	plan, err := memplan.Estimate(req)
 	if err != nil {
 		// A model the planner cannot describe trains anyway.
 		fmt.Fprintf(t.progress(), "grpo: memory plan: %v\n", err)
 		return nil, nil
 	}
-	avail, source, off, err := AvailableMemory()
-	if err != nil {
-		return nil, err
+	budget := memplan.Available()
+	if t.Memory != nil {
+		budget = *t.Memory
 	}
-	plan.Format(t.progress(), avail, source)
-	if !off {
-		if err := plan.Check(avail, source); err != nil {
+	plan.Format(t.progress(), budget.Bytes, budget.Source)
+	if !budget.Off {
+		if err := plan.Check(budget.Bytes, budget.Source); err != nil {
 			return nil, err
 		}
 	}
-	return limitGC(t.progress(), plan, avail), nil
+	if !t.GCLimit {
+		return nil, nil
+	}
+	return memplan.LimitGC(t.progress(), plan, budget.Bytes), nil
 }
 
 // longestPrompt returns the token count of the longest of the dataset's

@@ -1,4 +1,4 @@
-package grpo
+package memplan
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 )
 
 // minLimitedPeak is the smallest planned peak (without its GC headroom)
-// for which limitGC sets a limit (and PlanMemory then plans no headroom):
+// for which LimitGC sets a limit (and Estimate then plans no headroom):
 // below it the collector's headroom is small in absolute terms, and a
 // limit close to a small live heap (a test process holding other data)
 // would make the collector run all the time.
@@ -49,11 +49,11 @@ func raisedLimit(live, limit, ceiling int64) (int64, bool) {
 	return n, n > limit
 }
 
-// gcWatch is a run's Go memory limit (limitGC): it checks the live heap
+// GCLimit is a run's Go memory limit (LimitGC): it checks the live heap
 // after every collection and raises the limit when the run needs more
 // than planned (raisedLimit), noting the change for the progress output.
-// Its methods are safe on a nil *gcWatch (a run without a limit).
-type gcWatch struct {
+// Its methods are safe on a nil *GCLimit (a run without a limit).
+type GCLimit struct {
 	mu      sync.Mutex
 	limit   int64 // the limit in force, set by the watch
 	ceiling int64
@@ -67,15 +67,15 @@ type gcWatch struct {
 // gcSentinel is garbage whose finalizer tells the watch that a collection
 // ran. It holds a pointer so that it is never tiny-allocated (tiny objects
 // share blocks, and their finalizers may not run).
-type gcSentinel struct{ p *gcWatch }
+type gcSentinel struct{ p *GCLimit }
 
 // arm leaves a new sentinel to the next collection.
-func (g *gcWatch) arm() {
+func (g *GCLimit) arm() {
 	runtime.SetFinalizer(&gcSentinel{g}, func(s *gcSentinel) { s.p.collected() })
 }
 
 // collected runs after a collection (on the finalizer goroutine).
-func (g *gcWatch) collected() {
+func (g *GCLimit) collected() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.stopped {
@@ -89,7 +89,7 @@ func (g *gcWatch) collected() {
 	live := liveHeap()
 	if n, ok := g.observe(live); ok {
 		debug.SetMemoryLimit(n)
-		g.notes = append(g.notes, fmt.Sprintf("grpo: Go memory limit raised from %s to %s: the live heap (%s after a collection) needs more than the memory plan, and at the limit the collector runs back to back (GOMEMLIMIT sets a fixed limit)",
+		g.notes = append(g.notes, fmt.Sprintf("memplan: Go memory limit raised from %s to %s: the live heap (%s after a collection) needs more than the memory plan, and at the limit the collector runs back to back (GOMEMLIMIT sets a fixed limit)",
 			FormatBytes(g.limit), FormatBytes(n), FormatBytes(live)))
 		g.limit = n
 	}
@@ -100,7 +100,7 @@ func (g *gcWatch) collected() {
 // the new limit when it is to be raised: after two collections in a row
 // for which raisedLimit raises it (the first may still count garbage in
 // the buffer pools as live: sync.Pool empties over two collections).
-func (g *gcWatch) observe(live int64) (int64, bool) {
+func (g *GCLimit) observe(live int64) (int64, bool) {
 	n, ok := raisedLimit(live, g.limit, g.ceiling)
 	if !ok {
 		g.high = 0
@@ -113,8 +113,8 @@ func (g *gcWatch) observe(live int64) (int64, bool) {
 	return n, true
 }
 
-// report writes the notes of limits raised since the last report.
-func (g *gcWatch) report(w io.Writer) {
+// Report writes the notes of limits raised since the last report.
+func (g *GCLimit) Report(w io.Writer) {
 	if g == nil {
 		return
 	}
@@ -127,9 +127,9 @@ func (g *gcWatch) report(w io.Writer) {
 	}
 }
 
-// restore stops the watch, returns the run's garbage to the system and
+// Restore stops the watch, returns the run's garbage to the system and
 // restores the limit from before the run.
-func (g *gcWatch) restore() {
+func (g *GCLimit) Restore() {
 	if g == nil {
 		return
 	}
@@ -153,12 +153,12 @@ func liveHeap() int64 {
 	return int64(s[0].Value.Uint64())
 }
 
-// limitGC gives Go's garbage collector a soft memory limit for a training
+// LimitGC sets Go's process-wide memory limit (debug.SetMemoryLimit) for a training
 // run (gcLimit: the memory plan's peak without the collector's headroom it
 // counts, raised by what the process held before the run beyond the
 // plan's weights), which the returned watch raises when the run turns out
 // to need more (raisedLimit), up to 95% of avail (the memory available,
-// when known) and restores when the run ends (gcWatch.restore).
+// when known) and restores when the run ends (GCLimit.Restore).
 //
 // Why: a step allocates and frees gigabytes of activations; with GOGC=100
 // alone the heap may grow to twice what is live before a collection, and
@@ -167,7 +167,7 @@ func liveHeap() int64 {
 // system, before the heap passes it. A limit set by the user — GOMEMLIMIT,
 // or debug.SetMemoryLimit in the program — is honoured: nothing changes
 // (nil watch).
-func limitGC(w io.Writer, plan MemoryPlan, avail int64) *gcWatch {
+func LimitGC(w io.Writer, plan Plan, avail int64) *GCLimit {
 	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok || plan.Peak-plan.gcSlack() < minLimitedPeak {
 		return nil
 	}
@@ -179,9 +179,9 @@ func limitGC(w io.Writer, plan MemoryPlan, avail int64) *gcWatch {
 	runtime.ReadMemStats(&ms)
 	// The plan's garbage-collector headroom is what the limit removes.
 	limit := gcLimit(plan.Peak-plan.gcSlack(), plan.resident(), int64(ms.Sys-ms.HeapIdle), avail)
-	g := &gcWatch{limit: limit, ceiling: limitCeiling(limit, avail)}
+	g := &GCLimit{limit: limit, ceiling: limitCeiling(limit, avail)}
 	g.prev = debug.SetMemoryLimit(limit)
-	fmt.Fprintf(w, "grpo: Go memory limit %s for this run (the memory plan without its GC headroom; raised up to %s if the run needs more; GOMEMLIMIT overrides)\n",
+	fmt.Fprintf(w, "memplan: Go memory limit %s for this run (the memory plan without its GC headroom; raised up to %s if the run needs more; GOMEMLIMIT overrides)\n",
 		FormatBytes(limit), FormatBytes(g.ceiling))
 	g.arm()
 	return g
@@ -199,7 +199,7 @@ func limitCeiling(limit, avail int64) int64 {
 
 // gcSlack returns the garbage collector's headroom the plan counts: its
 // "Go runtime and GC" item beyond the runtime itself.
-func (p MemoryPlan) gcSlack() int64 {
+func (p Plan) gcSlack() int64 {
 	for _, it := range p.Items {
 		if it.Name == "Go runtime and GC" {
 			return max(0, it.Bytes-runtimeBase)
@@ -223,7 +223,7 @@ func gcLimit(peak, resident, inUse, avail int64) int64 {
 
 // resident returns what the plan counts as held before step 0: the
 // weights (and LoRA masters, and a reference copy) and the Go runtime.
-func (p MemoryPlan) resident() int64 {
+func (p Plan) resident() int64 {
 	n := int64(runtimeBase)
 	for _, it := range p.Items {
 		if strings.HasPrefix(it.Name, "weights") || it.Name == "LoRA master weights" || it.Name == "reference model" {

@@ -1,4 +1,4 @@
-package grpo
+package memplan
 
 import (
 	"errors"
@@ -27,16 +27,16 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 	const base = 200 << 20
 	for _, tc := range []struct {
 		name string
-		req  MemoryRequest
+		req  Request
 		want map[string]int64 // item name → bytes
 	}{{
 		// V=100 H=8 I=16 L=2 heads 2/1 of 4: per layer 2 norms (16) + q 64 +
 		// k 32 + v 32 + o 64 + gate, up, down 128 each = 592; embedding 800,
 		// final norm 8: P = 800 + 2·592 + 8 = 1992.
 		name: "full fine-tuning",
-		req: MemoryRequest{
+		req: Request{
 			Model: planModel(100, 8, 16, 2, 2, 1, 4),
-			Train: Config{BatchSize: 2, GradientAccumulationSteps: 1, MaxPromptLength: 6, MaxCompletionLength: 4},
+			Train: Training{BatchSize: 2, GradientAccumulationSteps: 1, MaxPromptLength: 6, MaxCompletionLength: 4},
 		},
 		want: map[string]int64{
 			"weights (f32 master)": 4 * 1992,
@@ -61,18 +61,18 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 		},
 	}, {
 		name: "full fine-tuning with beta",
-		req: MemoryRequest{
+		req: Request{
 			Model: planModel(100, 8, 16, 2, 2, 1, 4),
-			Train: Config{BatchSize: 2, MaxPromptLength: 6, MaxCompletionLength: 4, Beta: 0.04},
+			Train: Training{BatchSize: 2, MaxPromptLength: 6, MaxCompletionLength: 4, Beta: 0.04},
 		},
 		want: map[string]int64{"reference model": 4 * 1992},
 	}, {
 		// A 4 Mi vocabulary: chunks of 8 Mi logits hold one position of the
 		// 2 rows.
 		name: "default logits chunk, weights given",
-		req: MemoryRequest{
+		req: Request{
 			Model:       planModel(4<<20, 8, 16, 2, 2, 1, 4),
-			Train:       Config{BatchSize: 2, MaxPromptLength: 6, MaxCompletionLength: 4},
+			Train:       Training{BatchSize: 2, MaxPromptLength: 6, MaxCompletionLength: 4},
 			LoRARank:    1,
 			Storage:     model.StorageAsStored,
 			WeightBytes: 12345,
@@ -87,9 +87,9 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 		// n/2 + 4·n/64 B of each: 18432 + 2304. Embedding 8192 bf16 = 16384
 		// B, norms 2·64 + 64 float32 = 768 B.
 		name: "QLoRA nf4, chunked loss, widening backend",
-		req: MemoryRequest{
+		req: Request{
 			Model:         planModel(128, 64, 128, 1, 4, 2, 16),
-			Train:         Config{BatchSize: 4, GradientAccumulationSteps: 2, MaxCompletionLength: 4, Beta: 0.04, LogitsChunkSize: 2},
+			Train:         Training{BatchSize: 4, GradientAccumulationSteps: 2, MaxCompletionLength: 4, Beta: 0.04, LogitsChunkSize: 2},
 			LoRARank:      2,
 			Storage:       model.StorageNF4,
 			PromptTokens:  12,
@@ -119,9 +119,9 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 		// The pure-Go backend's products decode the weights while packing:
 		// no widened copy, no widened garbage.
 		name: "QLoRA nf4, fused products",
-		req: MemoryRequest{
+		req: Request{
 			Model:        planModel(128, 64, 128, 1, 4, 2, 16),
-			Train:        Config{BatchSize: 4, GradientAccumulationSteps: 2, MaxCompletionLength: 4, Beta: 0.04, LogitsChunkSize: 2},
+			Train:        Training{BatchSize: 4, GradientAccumulationSteps: 2, MaxCompletionLength: 4, Beta: 0.04, LogitsChunkSize: 2},
 			LoRARank:     2,
 			Storage:      model.StorageNF4,
 			PromptTokens: 12,
@@ -136,9 +136,9 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 		// 2 GiB of weights: the run gets a Go memory limit (the plan), so
 		// the plan counts the runtime and no collector's slack.
 		name: "under the Go memory limit",
-		req: MemoryRequest{
+		req: Request{
 			Model:        planModel(128, 64, 128, 1, 4, 2, 16),
-			Train:        Config{BatchSize: 4, MaxCompletionLength: 4},
+			Train:        Training{BatchSize: 4, MaxCompletionLength: 4},
 			LoRARank:     2,
 			Storage:      model.StorageNF4,
 			PromptTokens: 12,
@@ -150,9 +150,9 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 		},
 	}, {
 		name: "QLoRA with gradient checkpointing",
-		req: MemoryRequest{
+		req: Request{
 			Model:        planModel(128, 64, 128, 2, 4, 2, 16),
-			Train:        Config{BatchSize: 4, MaxCompletionLength: 4, GradientCheckpointing: true},
+			Train:        Training{BatchSize: 4, MaxCompletionLength: 4, GradientCheckpointing: true},
 			LoRARank:     2,
 			Storage:      model.StorageInt8,
 			PromptTokens: 12,
@@ -169,7 +169,7 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := PlanMemory(tc.req)
+			p, err := Estimate(tc.req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,13 +195,13 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 
 func TestPlanMemoryBadRequest(t *testing.T) {
 	m := planModel(100, 8, 16, 2, 2, 1, 4)
-	for _, r := range []MemoryRequest{
-		{Model: m, Train: Config{BatchSize: 0, MaxCompletionLength: 4}},
-		{Model: m, Train: Config{BatchSize: 2, MaxCompletionLength: 0}},
-		{Model: m, Train: Config{BatchSize: 2, MaxCompletionLength: 4}, Storage: model.StorageNF4},
-		{Model: model.Config{ModelType: "nope"}, Train: Config{BatchSize: 2, MaxCompletionLength: 4}},
+	for _, r := range []Request{
+		{Model: m, Train: Training{BatchSize: 0, MaxCompletionLength: 4}},
+		{Model: m, Train: Training{BatchSize: 2, MaxCompletionLength: 0}},
+		{Model: m, Train: Training{BatchSize: 2, MaxCompletionLength: 4}, Storage: model.StorageNF4},
+		{Model: model.Config{ModelType: "nope"}, Train: Training{BatchSize: 2, MaxCompletionLength: 4}},
 	} {
-		if _, err := PlanMemory(r); err == nil {
+		if _, err := Estimate(r); err == nil {
 			t.Errorf("%+v: no error", r)
 		}
 	}
@@ -226,7 +226,7 @@ func TestPlanMemoryRealShapes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := PlanMemory(MemoryRequest{Model: c, Train: Config{BatchSize: 8, MaxPromptLength: 150, MaxCompletionLength: 64}, LoRARank: 16, Storage: tc.storage})
+		p, err := Estimate(Request{Model: c, Train: Training{BatchSize: 8, MaxPromptLength: 150, MaxCompletionLength: 64}, LoRARank: 16, Storage: tc.storage})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,9 +237,9 @@ func TestPlanMemoryRealShapes(t *testing.T) {
 }
 
 func TestMemoryPlanCheck(t *testing.T) {
-	p, err := PlanMemory(MemoryRequest{
+	p, err := Estimate(Request{
 		Model: planModel(100, 8, 16, 2, 2, 1, 4),
-		Train: Config{NumGenerations: 2, BatchSize: 2, MaxPromptLength: 6, MaxCompletionLength: 4},
+		Train: Training{NumGenerations: 2, BatchSize: 2, MaxPromptLength: 6, MaxCompletionLength: 4},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +259,7 @@ func TestMemoryPlanCheck(t *testing.T) {
 		}
 		msg := err.Error()
 		for _, want := range []string{"per_device_train_batch_size (2)", "num_generations (2)", "max_completion_length (4)",
-			"gradient_checkpointing", "nf4", "MemAvailable", MemoryLimitEnv + "=off"} {
+			"gradient_checkpointing", "nf4", "MemAvailable", LimitEnv + "=off"} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("error lacks %q: %s", want, msg)
 			}
@@ -280,12 +280,12 @@ func TestParseMemorySize(t *testing.T) {
 		{"16GB", 16e9}, {"12GiB", 12 << 30}, {"800MB", 800e6}, {"800 MiB", 800 << 20}, {"2G", 2 << 30},
 		{"1.5GB", 1.5e9}, {"123456", 123456}, {"64kB", 64000},
 	} {
-		if got, err := ParseMemorySize(tc.in); err != nil || got != tc.want {
+		if got, err := ParseSize(tc.in); err != nil || got != tc.want {
 			t.Errorf("%q = %d, %v; want %d", tc.in, got, err, tc.want)
 		}
 	}
 	for _, bad := range []string{"", "GB", "-1GB", "lots", "0"} {
-		if _, err := ParseMemorySize(bad); err == nil {
+		if _, err := ParseSize(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
@@ -305,26 +305,29 @@ func TestAvailableMemory(t *testing.T) {
 	meminfoFile = write("meminfo", "MemTotal:       24000000 kB\nMemFree:  1000 kB\nMemAvailable:   10000000 kB\n")
 	selfStatusFile = write("status", "Name:\tx\nVmRSS:\t  2000000 kB\n")
 	cgroupFiles = [][2]string{{write("max", "max\n"), write("cur", "5\n")}}
-	t.Setenv(MemoryLimitEnv, "")
+	t.Setenv(LimitEnv, "")
 
-	if n, src, off, err := AvailableMemory(); err != nil || off || src != "MemAvailable" || n != 12000000<<10 {
-		t.Errorf("meminfo + RSS: %d %q %v %v", n, src, off, err)
+	if b, err := BudgetFromEnv(); err != nil || b.Off || b.Source != "MemAvailable" || b.Bytes != 12000000<<10 {
+		t.Errorf("meminfo + RSS: %+v %v", b, err)
 	}
 	// A cgroup limit below MemAvailable wins: 8 GB limit − 7 GB used + RSS.
 	cgroupFiles = [][2]string{{write("max2", "8000000000\n"), write("cur2", "7000000000\n")}}
-	if n, src, _, _ := AvailableMemory(); src != "cgroup memory limit" || n != 1e9+2000000<<10 {
-		t.Errorf("cgroup: %d %q", n, src)
+	if b := Available(); b.Source != "cgroup memory limit" || b.Bytes != 1e9+2000000<<10 {
+		t.Errorf("cgroup: %+v", b)
 	}
-	t.Setenv(MemoryLimitEnv, "16GB")
-	if n, src, off, err := AvailableMemory(); err != nil || off || n != 16e9 || src != MemoryLimitEnv {
-		t.Errorf("env: %d %q %v %v", n, src, off, err)
+	t.Setenv(LimitEnv, "16GB")
+	if b, err := BudgetFromEnv(); err != nil || b.Off || b.Bytes != 16e9 || b.Source != LimitEnv {
+		t.Errorf("env: %+v %v", b, err)
 	}
-	t.Setenv(MemoryLimitEnv, "off")
-	if _, _, off, err := AvailableMemory(); err != nil || !off {
-		t.Errorf("off: %v %v", off, err)
+	if b := Available(); b.Source != "cgroup memory limit" {
+		t.Errorf("Available read %s: %+v", LimitEnv, b)
 	}
-	t.Setenv(MemoryLimitEnv, "much")
-	if _, _, _, err := AvailableMemory(); err == nil {
-		t.Error("bad limit: no error")
+	t.Setenv(LimitEnv, "off")
+	if b, err := BudgetFromEnv(); err != nil || !b.Off {
+		t.Errorf("off: %+v %v", b, err)
+	}
+	t.Setenv(LimitEnv, "much")
+	if _, err := BudgetFromEnv(); err == nil || !strings.Contains(err.Error(), LimitEnv) {
+		t.Errorf("bad limit: err = %v, want one naming %s", err, LimitEnv)
 	}
 }
