@@ -296,6 +296,13 @@ func child(args []string, w io.Writer) error {
 		return err
 	}
 	tr.Progress = w
+	// As the grpokit command runs: $GRPOKIT_MEMORY_LIMIT, and Go's memory
+	// limit set to the plan.
+	budget, err := memplan.BudgetFromEnv()
+	if err != nil {
+		return err
+	}
+	tr.Memory, tr.GCLimit = &budget, true
 	r := result{LoadSeconds: load}
 	if plan, err := memplan.Estimate(policy.MemoryRequest(cfg, o.promptTokens)); err == nil {
 		r.Plan = plan.Peak
