@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/reward"
 )
@@ -77,7 +78,7 @@ func TestCrashChild(t *testing.T) {
 	}
 	path, err := grpo.LatestCheckpoint(dir)
 	switch {
-	case errors.Is(err, grpo.ErrNoCheckpoint):
+	case errors.Is(err, checkpoint.ErrNoCheckpoint):
 	case err != nil:
 		t.Fatal(err)
 	default:
@@ -118,7 +119,7 @@ func TestCrashResume(t *testing.T) {
 	}
 	runTime := time.Since(start)
 	want := fmt.Sprint(p.Table())
-	wantMs, err := grpo.ReadMetrics(filepath.Join(refDir, grpo.MetricsFile))
+	wantMs, err := grpo.ReadMetrics(filepath.Join(refDir, checkpoint.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestCrashResume(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("final weights after %d kills differ from the uninterrupted run's", kills)
 	}
-	ms, err := grpo.ReadMetrics(filepath.Join(dir, grpo.MetricsFile))
+	ms, err := grpo.ReadMetrics(filepath.Join(dir, checkpoint.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

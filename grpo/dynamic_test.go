@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/reward"
@@ -57,7 +58,7 @@ func TestDynamicSamplingRefills(t *testing.T) {
 				}
 			}
 			// Every group the trainer trained on (rollouts.jsonl) has reward spread.
-			data, err := os.ReadFile(filepath.Join(cfg.OutputDir, grpo.RolloutsFile))
+			data, err := os.ReadFile(filepath.Join(cfg.OutputDir, checkpoint.RolloutsFile))
 			if err != nil {
 				t.Fatal(err)
 			}

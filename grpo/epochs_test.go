@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/reward"
@@ -157,7 +158,7 @@ func TestTrainEvalSteps(t *testing.T) {
 	if err := tr.Train(context.Background(), sayDataset()); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(cfg.OutputDir, grpo.MetricsFile))
+	f, err := os.Open(filepath.Join(cfg.OutputDir, checkpoint.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

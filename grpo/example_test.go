@@ -6,6 +6,7 @@ import (
 	"log"
 	"strings"
 
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/lora"
@@ -59,7 +60,7 @@ func ExampleTrainer_resume() {
 	}
 	path, err := grpo.LatestCheckpoint(cfg.OutputDir)
 	switch {
-	case errors.Is(err, grpo.ErrNoCheckpoint): // a first run
+	case errors.Is(err, checkpoint.ErrNoCheckpoint): // a first run
 	case err != nil:
 		log.Fatal(err) // checkpoints exist but none can be read
 	default:

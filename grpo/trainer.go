@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"path/filepath"
 	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -13,6 +14,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/internal/vjp"
 	"github.com/grpokit/grpokit/memplan"
@@ -49,6 +51,11 @@ type Trainer struct {
 	// is process-wide, so it is off by default; the grpokit command sets
 	// it. GOMEMLIMIT or a limit the program set wins.
 	GCLimit bool
+	// OutputLock is Config.OutputDir's lock when the program took it
+	// (checkpoint.Lock) before writing there itself; the program releases
+	// it. nil: Train and TrainEnv take the lock for the run and release it
+	// when they return.
+	OutputLock *checkpoint.OutputLock
 
 	cfg     Config
 	policy  Policy
@@ -248,7 +255,7 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 	}
 	defer memLimit.Restore()
 	if t.cfg.OutputDir != "" {
-		release, err := lockOutputDir(t.cfg.OutputDir)
+		release, err := t.lockOutputDir()
 		if err != nil {
 			return err
 		}
@@ -445,4 +452,20 @@ func (t *Trainer) exampleIndex(n, size int) int {
 		t.perm, t.permEpoch = r.Perm(size), epoch
 	}
 	return t.perm[pos]
+}
+
+// lockOutputDir makes sure the run holds OutputDir's lock: the program's
+// (OutputLock), or one taken now and released when the run ends.
+func (t *Trainer) lockOutputDir() (release func(), err error) {
+	if l := t.OutputLock; l != nil {
+		if filepath.Clean(l.Dir()) != filepath.Clean(t.cfg.OutputDir) {
+			return nil, fmt.Errorf("grpo: Trainer.OutputLock holds %s, not OutputDir %s", l.Dir(), t.cfg.OutputDir)
+		}
+		return func() {}, nil
+	}
+	l, err := checkpoint.Lock(t.cfg.OutputDir)
+	if err != nil {
+		return nil, err
+	}
+	return l.Release, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/grpo/grpotest"
@@ -129,7 +130,7 @@ func TestTrainerOutputs(t *testing.T) {
 	if err := tr.Train(context.Background(), sayDataset()); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := grpo.ReadMetrics(filepath.Join(cfg.OutputDir, grpo.MetricsFile))
+	ms, err := grpo.ReadMetrics(filepath.Join(cfg.OutputDir, checkpoint.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestTrainerOutputs(t *testing.T) {
 		!strings.Contains(lines[0], "kl ") || !strings.Contains(lines[0], "tok/s") || !strings.Contains(lines[0], "ETA") {
 		t.Errorf("progress lines:\n%s", progress.String())
 	}
-	data, err := os.ReadFile(filepath.Join(cfg.OutputDir, grpo.RolloutsFile))
+	data, err := os.ReadFile(filepath.Join(cfg.OutputDir, checkpoint.RolloutsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/sharedtest"
 	"github.com/grpokit/grpokit/memplan"
@@ -144,7 +145,7 @@ func TestTrainGenerateEval(t *testing.T) {
 	}
 	out.Reset()
 	err = run(context.Background(), []string{"train", "-config", other}, &out)
-	if !errors.Is(err, grpo.ErrOutputDirInUse) || !strings.Contains(err.Error(), "-resume") || !strings.Contains(err.Error(), "checkpoint-3") ||
+	if !errors.Is(err, checkpoint.ErrOutputDirInUse) || !strings.Contains(err.Error(), "-resume") || !strings.Contains(err.Error(), "checkpoint-3") ||
 		strings.Contains(err.Error(), "Trainer.Resume") {
 		t.Errorf("second run into %s: err = %v, want ErrOutputDirInUse naming checkpoint-3 and -resume (the command's words, not the library's)", runDir, err)
 	}
@@ -862,7 +863,7 @@ func TestTrainEvalStrategy(t *testing.T) {
 	if err := run(context.Background(), []string{"train", "-config", cfg}, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	ms, err := grpo.ReadMetrics(filepath.Join(dir, "run", grpo.MetricsFile))
+	ms, err := grpo.ReadMetrics(filepath.Join(dir, "run", checkpoint.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/backend"
@@ -256,7 +257,7 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	// that would be refused (the folder held by a running trainer, or by
 	// another run's checkpoints when this one resumes none) changes nothing
 	// and costs nothing.
-	if err := grpo.CheckOutputDir(c.OutputDir, c.OverwriteOutputDir || from != ""); err != nil {
+	if err := checkpoint.CheckOutputDir(c.OutputDir, c.OverwriteOutputDir || from != ""); err != nil {
 		return outputDirInUse(err)
 	}
 	s, err := prepare(&c, from != "", out)
@@ -303,14 +304,14 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	}
 	err = tr.Train(trainCtx, s.train)
 	cancel()
-	if errors.Is(err, grpo.ErrOutputDirInUse) { // refused by Train itself
+	if errors.Is(err, checkpoint.ErrOutputDirInUse) { // refused by Train itself
 		return outputDirInUse(err)
 	}
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 		fmt.Fprintf(out, "time limit %s reached after %d steps; checkpoint saved\n", time.Duration(c.TimeLimit), tr.Step())
 		err = nil
 	}
-	if files, perr := plot.Metrics(filepath.Join(c.OutputDir, grpo.MetricsFile), c.OutputDir, plot.Options{Window: 10}); perr == nil {
+	if files, perr := plot.Metrics(filepath.Join(c.OutputDir, checkpoint.MetricsFile), c.OutputDir, plot.Options{Window: 10}); perr == nil {
 		fmt.Fprintf(out, "plots: %v\n", files)
 	}
 	if err != nil {
@@ -335,12 +336,12 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 // outputDirInUse says grpo's OutputDirInUseError in the command's terms;
 // other errors come back as they are.
 func outputDirInUse(err error) error {
-	var e *grpo.OutputDirInUseError
+	var e *checkpoint.OutputDirInUseError
 	if !errors.As(err, &e) {
 		return err
 	}
 	return fmt.Errorf("grpokit: output_dir %s holds another run (%s): continue it with -resume, replace it with "+
-		"overwrite_output_dir: true in the config, or choose another output_dir (-out): %w", e.Dir, e.Found, grpo.ErrOutputDirInUse)
+		"overwrite_output_dir: true in the config, or choose another output_dir (-out): %w", e.Dir, e.Found, checkpoint.ErrOutputDirInUse)
 }
 
 // warmStart runs the sft section: supervised steps on the answers.

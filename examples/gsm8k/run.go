@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/envs/gsm8k"
 	"github.com/grpokit/grpokit/examples/internal/exkit"
@@ -273,7 +274,7 @@ func plot(dir string) error {
 	for _, r := range gsm8k.Rewards() {
 		keys = append(keys, "rewards/"+r.Name+"/mean")
 	}
-	lines, err := exkit.MetricLines(filepath.Join(dir, grpo.MetricsFile), 0, keys...)
+	lines, err := exkit.MetricLines(filepath.Join(dir, checkpoint.MetricsFile), 0, keys...)
 	if err != nil {
 		return err
 	}

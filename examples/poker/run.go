@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/envs/poker"
 	"github.com/grpokit/grpokit/examples/internal/exkit"
@@ -378,7 +379,7 @@ func appendResult(dir string, r result) error {
 
 // plot draws the mean reward per step with its 25-step moving average.
 func plot(dir string) error {
-	lines, err := exkit.MetricLines(filepath.Join(dir, grpo.MetricsFile), 25, "reward")
+	lines, err := exkit.MetricLines(filepath.Join(dir, checkpoint.MetricsFile), 25, "reward")
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/envs/wordle"
 	"github.com/grpokit/grpokit/examples/internal/exkit"
@@ -930,7 +931,7 @@ func plot(dir string, steps, wins []float64) error {
 	for _, r := range wordle.Rewards(wordle.DefaultWeights()) {
 		keys = append(keys, "rewards/"+r.Name+"/mean")
 	}
-	lines, err := exkit.MetricLines(filepath.Join(dir, grpo.MetricsFile), 0, keys...)
+	lines, err := exkit.MetricLines(filepath.Join(dir, checkpoint.MetricsFile), 0, keys...)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/lora"
 	"github.com/grpokit/grpokit/memplan"
@@ -70,7 +71,7 @@ func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
 	}
 	// A resumed run's checkpoints are its own; the folder must still not be
 	// held by a running trainer.
-	if err := grpo.CheckOutputDir(c.Out, c.Overwrite || from != ""); err != nil {
+	if err := checkpoint.CheckOutputDir(c.Out, c.Overwrite || from != ""); err != nil {
 		return nil, inUse(name, err)
 	}
 	if c.Backend != "" {

@@ -1,4 +1,4 @@
-package grpo
+package checkpoint
 
 import (
 	"crypto/sha256"
@@ -15,15 +15,15 @@ import (
 	"strings"
 )
 
-// manifestFile lists every other file of a checkpoint with its size and
-// SHA-256. Save writes it last, so a checkpoint folder without it is
-// incomplete; Resume and LatestCheckpoint check every file against it.
-const manifestFile = "manifest.json"
+// ManifestFile lists every other file of a checkpoint with its size and
+// SHA-256. Write writes it last, so a checkpoint folder without it is
+// incomplete; Verify checks every file against it.
+const ManifestFile = "manifest.json"
 
-// ErrCorruptCheckpoint is wrapped by the errors of a checkpoint that is
+// ErrCorrupt is wrapped by the errors of a checkpoint that is
 // incomplete (no manifest, a missing file) or whose files do not match
 // their manifest or cannot be decoded. Test for it with errors.Is.
-var ErrCorruptCheckpoint = errors.New("corrupt checkpoint")
+var ErrCorrupt = errors.New("corrupt checkpoint")
 
 // manifestEntry is one file of a checkpoint.
 type manifestEntry struct {
@@ -38,9 +38,10 @@ type manifest struct {
 	Files  []manifestEntry `json:"files"`
 }
 
-// corruptf returns an error wrapping ErrCorruptCheckpoint.
-func corruptf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrCorruptCheckpoint, fmt.Sprintf(format, args...))
+// Corruptf returns an error wrapping ErrCorrupt, for a reader of a
+// checkpoint's own files to report one that does not decode.
+func Corruptf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 }
 
 // hashFile returns the size and hex SHA-256 of the file at p, syncing it to
@@ -83,7 +84,7 @@ func writeManifest(dir string) error {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if rel == manifestFile {
+		if rel == ManifestFile {
 			return nil
 		}
 		if !d.Type().IsRegular() {
@@ -103,16 +104,16 @@ func writeManifest(dir string) error {
 	// Deepest folders first, so each folder's entries are durable before
 	// its parent's.
 	for i := len(dirs) - 1; i >= 0; i-- {
-		syncDir(dirs[i])
+		SyncDir(dirs[i])
 	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("manifest: %w", err)
 	}
-	if err := writeFileSync(filepath.Join(dir, manifestFile), append(data, '\n')); err != nil {
+	if err := WriteFileSync(filepath.Join(dir, ManifestFile), append(data, '\n')); err != nil {
 		return fmt.Errorf("manifest: %w", err)
 	}
-	syncDir(dir)
+	SyncDir(dir)
 	return nil
 }
 
@@ -121,26 +122,26 @@ func writeManifest(dir string) error {
 func parseManifest(data []byte) (*manifest, error) {
 	var m manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, corruptf("%s: %v", manifestFile, err)
+		return nil, Corruptf("%s: %v", ManifestFile, err)
 	}
 	if m.Format != 1 {
-		return nil, corruptf("%s: unknown format %d", manifestFile, m.Format)
+		return nil, Corruptf("%s: unknown format %d", ManifestFile, m.Format)
 	}
 	seen := map[string]bool{}
 	for _, e := range m.Files {
 		if e.Path == "" || e.Path != path.Clean(e.Path) || path.IsAbs(e.Path) || e.Path == ".." ||
-			strings.HasPrefix(e.Path, "../") || strings.Contains(e.Path, "\\") || e.Path == manifestFile {
-			return nil, corruptf("%s: bad file name %q", manifestFile, e.Path)
+			strings.HasPrefix(e.Path, "../") || strings.Contains(e.Path, "\\") || e.Path == ManifestFile {
+			return nil, Corruptf("%s: bad file name %q", ManifestFile, e.Path)
 		}
 		if seen[e.Path] {
-			return nil, corruptf("%s: %q listed twice", manifestFile, e.Path)
+			return nil, Corruptf("%s: %q listed twice", ManifestFile, e.Path)
 		}
 		seen[e.Path] = true
 		if e.Size < 0 {
-			return nil, corruptf("%s: %s: size %d", manifestFile, e.Path, e.Size)
+			return nil, Corruptf("%s: %s: size %d", ManifestFile, e.Path, e.Size)
 		}
 		if b, err := hex.DecodeString(e.SHA256); err != nil || len(b) != sha256.Size {
-			return nil, corruptf("%s: %s: bad sha256 %q", manifestFile, e.Path, e.SHA256)
+			return nil, Corruptf("%s: %s: bad sha256 %q", ManifestFile, e.Path, e.SHA256)
 		}
 	}
 	return &m, nil
@@ -148,9 +149,9 @@ func parseManifest(data []byte) (*manifest, error) {
 
 // readManifest reads the manifest of checkpoint folder dir.
 func readManifest(dir string) (*manifest, error) {
-	data, err := os.ReadFile(filepath.Join(dir, manifestFile))
+	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, corruptf("no %s (the checkpoint is incomplete, or older than manifests)", manifestFile)
+		return nil, Corruptf("no %s (the checkpoint is incomplete, or older than manifests)", ManifestFile)
 	}
 	if err != nil {
 		return nil, err
@@ -170,41 +171,44 @@ func checkFiles(dir string, m *manifest, full bool) error {
 			st, err := os.Stat(p)
 			switch {
 			case err != nil:
-				errs = append(errs, corruptf("%s: %v", e.Path, err))
+				errs = append(errs, Corruptf("%s: %v", e.Path, err))
 			case st.Size() != e.Size:
-				errs = append(errs, corruptf("%s: %d bytes, the manifest says %d", e.Path, st.Size(), e.Size))
+				errs = append(errs, Corruptf("%s: %d bytes, the manifest says %d", e.Path, st.Size(), e.Size))
 			}
 			continue
 		}
 		size, sum, err := hashFile(p, false)
 		switch {
 		case err != nil:
-			errs = append(errs, corruptf("%s: %v", e.Path, err))
+			errs = append(errs, Corruptf("%s: %v", e.Path, err))
 		case size != e.Size:
-			errs = append(errs, corruptf("%s: %d bytes, the manifest says %d", e.Path, size, e.Size))
+			errs = append(errs, Corruptf("%s: %d bytes, the manifest says %d", e.Path, size, e.Size))
 		case sum != e.SHA256:
-			errs = append(errs, corruptf("%s: SHA-256 %s, the manifest says %s", e.Path, sum, e.SHA256))
+			errs = append(errs, Corruptf("%s: SHA-256 %s, the manifest says %s", e.Path, sum, e.SHA256))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// verifyCheckpoint checks that checkpoint folder dir is complete and, with
-// full set, that every file matches its manifest.
-func verifyCheckpoint(dir string, full bool) (*manifest, error) {
+// Verify checks that checkpoint folder dir is complete (it has a
+// manifest, and the manifest lists each file of need) and, with full set,
+// that every file matches its size and SHA-256 in the manifest (without
+// it, only the sizes are checked). Its errors wrap ErrCorrupt and name the
+// file.
+func Verify(dir string, full bool, need ...string) error {
 	m, err := readManifest(dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := checkFiles(dir, m, full); err != nil {
-		return nil, err
+		return err
 	}
-	for _, need := range []string{stateFile, variablesFile} {
-		if !m.has(need) {
-			return nil, corruptf("%s is not in the manifest", need)
+	for _, name := range need {
+		if !m.has(name) {
+			return Corruptf("%s is not in the manifest", name)
 		}
 	}
-	return m, nil
+	return nil
 }
 
 // has reports whether the manifest lists file name.

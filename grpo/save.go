@@ -8,14 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +20,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/checkpoint"
 )
 
 // Saver is an optional interface of a Policy: Save writes the policy's
@@ -34,28 +32,14 @@ type Saver interface {
 	Save(dir string) error
 }
 
-// Checkpoint file names inside a checkpoint-<step> directory.
+// The trainer's files inside a checkpoint-<step> folder (package
+// checkpoint writes the folder, its manifest and the renames).
 const (
-	checkpointPrefix = "checkpoint-"
-	stateFile        = "trainer_state.json"
-	variablesFile    = "variables.gob"
-	rolloutsFile     = "rollouts.gob"
-	policyDir        = "policy"
-	// Prefixes of the folders of a checkpoint being written and of one a
-	// re-save moved aside; both end in -<step>-<pid>.
-	tmpPrefix   = ".tmp-" + checkpointPrefix
-	asidePrefix = ".old-" + checkpointPrefix
+	stateFile     = "trainer_state.json"
+	variablesFile = "variables.gob"
+	rolloutsFile  = "rollouts.gob"
+	policyDir     = "policy"
 )
-
-// ErrNoCheckpoint is wrapped by LatestCheckpoint's error when the output
-// folder holds no checkpoint at all (not even a broken one): a first run.
-// errors.Is also matches it with fs.ErrNotExist.
-var ErrNoCheckpoint error = noCheckpoint{}
-
-type noCheckpoint struct{}
-
-func (noCheckpoint) Error() string        { return "no checkpoint" }
-func (noCheckpoint) Is(target error) bool { return target == fs.ErrNotExist }
 
 // trainerState is trainer_state.json.
 type trainerState struct {
@@ -77,12 +61,6 @@ type trainerState struct {
 // checkpoint write: "files", "manifest", "aside", "renamed".
 var saveHook func(stage string)
 
-func hook(stage string) {
-	if saveHook != nil {
-		saveHook(stage)
-	}
-}
-
 // Save writes a checkpoint of the trainer to outputDir/checkpoint-<step>
 // and returns its path. The checkpoint holds the trainable weights, the
 // optimizer state (AdamW moments, step count, learning rate), the RNG
@@ -101,23 +79,27 @@ func hook(stage string) {
 // After saving, checkpoints of this run beyond Config.SaveTotalLimit are
 // deleted, oldest first, never the one just written.
 func (t *Trainer) Save(outputDir string) (string, error) {
-	name := fmt.Sprintf("%s%d", checkpointPrefix, t.step)
-	final := filepath.Join(outputDir, name)
-	if err := os.MkdirAll(outputDir, 0o755); err != nil {
-		return "", fmt.Errorf("grpo: save: %w", err)
-	}
-	tmp := filepath.Join(outputDir, fmt.Sprintf(".tmp-%s-%d", name, os.Getpid()))
-	_ = os.RemoveAll(tmp)
-	if err := os.Mkdir(tmp, 0o755); err != nil {
-		return "", fmt.Errorf("grpo: save: %w", err)
-	}
-	fail := func(err error) (string, error) {
-		_ = os.RemoveAll(tmp)
-		return "", fmt.Errorf("grpo: save %s: %w", final, err)
-	}
 	if err := t.checkFiniteWeights(); err != nil {
-		return fail(err)
+		return "", fmt.Errorf("grpo: save %s: %w", filepath.Join(outputDir, checkpoint.Name(t.step)), err)
 	}
+	final, err := checkpoint.Write(outputDir, t.step, t.writeCheckpoint, saveHook)
+	if err != nil {
+		return "", fmt.Errorf("grpo: save: %w", err)
+	}
+	t.rel.lastSave, t.rel.savedStep = time.Now(), t.step
+	runID := t.runID()
+	mine := func(dir string) bool {
+		st, err := readStateFile(dir)
+		return err == nil && st.RunID == runID
+	}
+	if err := checkpoint.Prune(outputDir, t.cfg.SaveTotalLimit, final, mine); err != nil {
+		return final, fmt.Errorf("grpo: save: %w", err)
+	}
+	return final, nil
+}
+
+// writeCheckpoint writes the trainer's files of a checkpoint into dir.
+func (t *Trainer) writeCheckpoint(dir string) error {
 	ts := trainerState{Format: 1, Step: t.step, NumTokens: t.numTokens, RunID: t.runID(), Config: t.cfg}
 	if t.cfg.UseAdaptiveEntropy {
 		ts.EntropyCoef = &t.entropy.coef
@@ -127,146 +109,40 @@ func (t *Trainer) Save(outputDir string) (string, error) {
 	}
 	state, err := json.MarshalIndent(ts, "", "  ")
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	if err := writeFileSync(filepath.Join(tmp, stateFile), state); err != nil {
-		return fail(err)
+	if err := checkpoint.WriteFileSync(filepath.Join(dir, stateFile), state); err != nil {
+		return err
 	}
-	if err := t.saveVariables(filepath.Join(tmp, variablesFile)); err != nil {
-		return fail(err)
+	if err := t.saveVariables(filepath.Join(dir, variablesFile)); err != nil {
+		return err
 	}
 	if t.buf != nil && t.cfg.midGeneration(t.step) {
-		if err := writeGob(filepath.Join(tmp, rolloutsFile), t.buf); err != nil {
-			return fail(err)
+		if err := writeGob(filepath.Join(dir, rolloutsFile), t.buf); err != nil {
+			return err
 		}
 	}
 	if s, ok := t.policy.(Saver); ok {
-		if err := s.Save(filepath.Join(tmp, policyDir)); err != nil {
-			return fail(err)
-		}
-	}
-	hook("files")
-	if err := writeManifest(tmp); err != nil {
-		return fail(err)
-	}
-	hook("manifest")
-	if err := swapIn(outputDir, name, tmp); err != nil {
-		return fail(err)
-	}
-	t.rel.lastSave, t.rel.savedStep = time.Now(), t.step
-	if err := pruneCheckpoints(outputDir, t.cfg.SaveTotalLimit, t.runID(), final); err != nil {
-		return final, err
-	}
-	return final, nil
-}
-
-// swapIn renames the complete folder tmp to outputDir/name. An existing
-// folder of that name is first renamed aside and deleted only once the new
-// one is in place.
-func swapIn(outputDir, name, tmp string) error {
-	final := filepath.Join(outputDir, name)
-	if _, err := os.Lstat(final); errors.Is(err, fs.ErrNotExist) {
-		if err := os.Rename(tmp, final); err != nil {
+		if err := s.Save(filepath.Join(dir, policyDir)); err != nil {
 			return err
 		}
-		syncDir(outputDir)
-		hook("renamed")
-		return nil
 	}
-	aside := filepath.Join(outputDir, fmt.Sprintf(".old-%s-%d", name, os.Getpid()))
-	if err := os.RemoveAll(aside); err != nil {
-		return err
-	}
-	if err := os.Rename(final, aside); err != nil {
-		return err
-	}
-	syncDir(outputDir)
-	hook("aside")
-	if err := os.Rename(tmp, final); err != nil {
-		// Put the old copy back; it is complete.
-		_ = os.Rename(aside, final)
-		return err
-	}
-	syncDir(outputDir)
-	hook("renamed")
-	return os.RemoveAll(aside)
-}
-
-// ckptDir is a checkpoint folder found in an output folder.
-type ckptDir struct {
-	path  string
-	step  int
-	aside bool // a copy a re-save moved aside (.old-checkpoint-N-PID)
-}
-
-// parseCheckpointName returns the step of a checkpoint folder name
-// (checkpoint-N, or .old-checkpoint-N-PID with aside set).
-func parseCheckpointName(name string) (step int, aside, ok bool) {
-	rest, isAside := strings.CutPrefix(name, asidePrefix)
-	if isAside {
-		i := strings.LastIndexByte(rest, '-')
-		if i < 0 {
-			return 0, false, false
-		}
-		rest = rest[:i]
-	} else if rest, ok = strings.CutPrefix(name, checkpointPrefix); !ok {
-		return 0, false, false
-	}
-	step, err := strconv.Atoi(rest)
-	if err != nil || step < 0 || strconv.Itoa(step) != rest {
-		return 0, false, false
-	}
-	return step, isAside, true
-}
-
-// checkpointDirs lists the checkpoint folders of outputDir, newest first
-// (at one step, checkpoint-N before a copy moved aside).
-func checkpointDirs(outputDir string) ([]ckptDir, error) {
-	entries, err := os.ReadDir(outputDir)
-	if err != nil {
-		return nil, err
-	}
-	var found []ckptDir
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		step, aside, ok := parseCheckpointName(e.Name())
-		if ok {
-			found = append(found, ckptDir{filepath.Join(outputDir, e.Name()), step, aside})
-		}
-	}
-	sort.SliceStable(found, func(i, j int) bool {
-		if found[i].step != found[j].step {
-			return found[i].step > found[j].step
-		}
-		return !found[i].aside && found[j].aside
-	})
-	return found, nil
-}
-
-// CheckpointStatus is one checkpoint folder of an output folder.
-type CheckpointStatus struct {
-	Path string
-	Step int
-	// Err is nil for a complete checkpoint whose every file matches its
-	// manifest; otherwise it says what is wrong and wraps
-	// ErrCorruptCheckpoint.
-	Err error
+	return nil
 }
 
 // LatestCheckpoint returns the newest complete checkpoint of outputDir
 // whose files all match its manifest and whose trainer state and rollouts
-// decode with sensible values. Broken checkpoints it passes over
-// (incomplete, corrupted) are logged with log/slog at level Warn, each with
-// what is wrong. When outputDir holds no checkpoint at all the error wraps
-// ErrNoCheckpoint (and fs.ErrNotExist); when it holds only broken ones the
-// error names each and wraps ErrCorruptCheckpoint instead, so a caller can
-// tell "nothing to resume" from "cannot resume":
+// decode with sensible values (checkpoint.Latest with the trainer's
+// checks). Broken checkpoints it passes over are logged to slog.Default()
+// at level Warn, each with what is wrong. When outputDir holds no
+// checkpoint at all the error wraps checkpoint.ErrNoCheckpoint (and
+// fs.ErrNotExist); when it holds only broken ones the error names each
+// and wraps checkpoint.ErrCorrupt instead, so a caller can tell "nothing
+// to resume" from "cannot resume":
 //
 //	path, err := grpo.LatestCheckpoint(dir)
 //	switch {
-//	case errors.Is(err, grpo.ErrNoCheckpoint): // first run
+//	case errors.Is(err, checkpoint.ErrNoCheckpoint): // first run
 //	case err != nil:
 //		return err // checkpoints exist but none can be read
 //	default:
@@ -275,78 +151,29 @@ type CheckpointStatus struct {
 //		}
 //	}
 func LatestCheckpoint(outputDir string) (string, error) {
-	all, err := checkpointDirs(outputDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("grpo: latest checkpoint: %s does not exist: %w", outputDir, ErrNoCheckpoint)
-	}
+	path, err := checkpoint.Latest(outputDir, checkCheckpoint, nil)
 	if err != nil {
-		return "", fmt.Errorf("grpo: latest checkpoint: %w", err)
+		return "", fmt.Errorf("grpo: %w", err)
 	}
-	if len(all) == 0 {
-		return "", fmt.Errorf("grpo: latest checkpoint: %s: %w", outputDir, ErrNoCheckpoint)
-	}
-	var broken []error
-	for _, c := range all {
-		if _, _, err := inspectCheckpoint(c.path); err != nil {
-			slog.Warn("grpo: skipping a broken checkpoint", "path", c.path, "err", err)
-			broken = append(broken, fmt.Errorf("%s: %w", c.path, err))
-			continue
-		}
-		return c.path, nil
-	}
-	return "", fmt.Errorf("grpo: latest checkpoint: every checkpoint in %s is broken: %w", outputDir, errors.Join(broken...))
+	return path, nil
 }
 
 // Checkpoints lists the checkpoint folders of outputDir, newest first,
 // each verified as LatestCheckpoint does: every file against the manifest,
 // the trainer state's values and the rollouts (the variables are decoded
 // only by Resume).
-func Checkpoints(outputDir string) ([]CheckpointStatus, error) {
-	all, err := checkpointDirs(outputDir)
+func Checkpoints(outputDir string) ([]checkpoint.Status, error) {
+	st, err := checkpoint.Statuses(outputDir, checkCheckpoint)
 	if err != nil {
-		return nil, fmt.Errorf("grpo: checkpoints: %w", err)
+		return nil, fmt.Errorf("grpo: %w", err)
 	}
-	out := make([]CheckpointStatus, len(all))
-	for i, c := range all {
-		_, _, err := inspectCheckpoint(c.path)
-		out[i] = CheckpointStatus{Path: c.path, Step: c.step, Err: err}
-	}
-	return out, nil
+	return st, nil
 }
 
-// pruneCheckpoints deletes the oldest complete checkpoint-N folders of run
-// runID in outputDir beyond the newest keep; keep 0 keeps them all. It
-// never deletes keepPath (the checkpoint just written), another run's
-// checkpoints or broken ones.
-func pruneCheckpoints(outputDir string, keep int, runID, keepPath string) error {
-	if keep <= 0 {
-		return nil
-	}
-	all, err := checkpointDirs(outputDir)
-	if err != nil {
-		return fmt.Errorf("grpo: prune checkpoints: %w", err)
-	}
-	kept := 0
-	for _, c := range all {
-		if c.aside {
-			continue
-		}
-		if _, err := verifyCheckpoint(c.path, false); err != nil {
-			continue
-		}
-		st, err := readStateFile(c.path)
-		if err != nil || st.RunID != runID {
-			continue
-		}
-		if c.path == keepPath || kept < keep {
-			kept++
-			continue
-		}
-		if err := os.RemoveAll(c.path); err != nil {
-			return fmt.Errorf("grpo: prune checkpoints: %w", err)
-		}
-	}
-	return nil
+// checkCheckpoint checks checkpoint folder dir as LatestCheckpoint does.
+func checkCheckpoint(dir string) error {
+	_, _, err := inspectCheckpoint(dir)
+	return err
 }
 
 // readStateFile reads the trainer_state.json of checkpoint folder dir.
@@ -364,25 +191,25 @@ func parseState(data []byte) (*trainerState, error) {
 	// the default, which is what the older code did.
 	st := trainerState{Config: DefaultConfig()}
 	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, corruptf("%s: %v", stateFile, err)
+		return nil, checkpoint.Corruptf("%s: %v", stateFile, err)
 	}
 	if st.Format != 1 {
-		return nil, corruptf("%s: unknown format %d", stateFile, st.Format)
+		return nil, checkpoint.Corruptf("%s: unknown format %d", stateFile, st.Format)
 	}
 	if err := st.Config.Validate(); err != nil {
-		return nil, corruptf("%s: config: %v", stateFile, err)
+		return nil, checkpoint.Corruptf("%s: config: %v", stateFile, err)
 	}
 	if st.Step < 0 {
-		return nil, corruptf("%s: step %d is negative", stateFile, st.Step)
+		return nil, checkpoint.Corruptf("%s: step %d is negative", stateFile, st.Step)
 	}
 	if st.Config.MaxSteps > 0 && st.Step > st.Config.MaxSteps {
-		return nil, corruptf("%s: step %d is beyond the run's max_steps %d", stateFile, st.Step, st.Config.MaxSteps)
+		return nil, checkpoint.Corruptf("%s: step %d is beyond the run's max_steps %d", stateFile, st.Step, st.Config.MaxSteps)
 	}
 	if math.IsNaN(st.NumTokens) || math.IsInf(st.NumTokens, 0) || st.NumTokens < 0 {
-		return nil, corruptf("%s: num_tokens %v", stateFile, st.NumTokens)
+		return nil, checkpoint.Corruptf("%s: num_tokens %v", stateFile, st.NumTokens)
 	}
 	if st.Config.UseAdaptiveEntropy && (st.EntropyCoef == nil || !finite(*st.EntropyCoef) || (st.LastEntropy != nil && !finite(*st.LastEntropy))) {
-		return nil, corruptf("%s: adaptive entropy control: entropy_coef %v, last_entropy %v", stateFile, st.EntropyCoef, st.LastEntropy)
+		return nil, checkpoint.Corruptf("%s: adaptive entropy control: entropy_coef %v, last_entropy %v", stateFile, st.EntropyCoef, st.LastEntropy)
 	}
 	return &st, nil
 }
@@ -448,25 +275,25 @@ const maxSavedElements = 1 << 34
 func decodeVariables(r io.Reader) (vars []savedVar, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			vars, err = nil, corruptf("%s: %v", variablesFile, p)
+			vars, err = nil, checkpoint.Corruptf("%s: %v", variablesFile, p)
 		}
 	}()
 	dec := gob.NewDecoder(r)
 	var n int
 	if err := dec.Decode(&n); err != nil {
-		return nil, corruptf("%s: %v", variablesFile, err)
+		return nil, checkpoint.Corruptf("%s: %v", variablesFile, err)
 	}
 	if n < 0 || n > 1<<20 {
-		return nil, corruptf("%s: %d variables", variablesFile, n)
+		return nil, checkpoint.Corruptf("%s: %d variables", variablesFile, n)
 	}
 	for i := 0; i < n; i++ {
 		var key [2]string
 		if err := dec.Decode(&key); err != nil {
-			return nil, corruptf("%s: variable %d: %v", variablesFile, i, err)
+			return nil, checkpoint.Corruptf("%s: variable %d: %v", variablesFile, i, err)
 		}
 		value, err := decodeTensor(dec)
 		if err != nil {
-			return nil, corruptf("%s: %s/%s: %v", variablesFile, key[0], key[1], err)
+			return nil, checkpoint.Corruptf("%s: %s/%s: %v", variablesFile, key[0], key[1], err)
 		}
 		vars = append(vars, savedVar{key[0], key[1], value})
 	}
@@ -518,19 +345,19 @@ func decodeTensor(dec *gob.Decoder) (*tensors.Tensor, error) {
 func decodeRollouts(r io.Reader) (buf *rolloutBatch, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			buf, err = nil, corruptf("%s: %v", rolloutsFile, p)
+			buf, err = nil, checkpoint.Corruptf("%s: %v", rolloutsFile, p)
 		}
 	}()
 	buf = &rolloutBatch{}
 	if err := gob.NewDecoder(r).Decode(buf); err != nil {
-		return nil, corruptf("%s: %v", rolloutsFile, err)
+		return nil, checkpoint.Corruptf("%s: %v", rolloutsFile, err)
 	}
 	if len(buf.Rows) == 0 || len(buf.Micro) == 0 {
-		return nil, corruptf("%s: %d rows in %d micro-batches", rolloutsFile, len(buf.Rows), len(buf.Micro))
+		return nil, checkpoint.Corruptf("%s: %d rows in %d micro-batches", rolloutsFile, len(buf.Rows), len(buf.Micro))
 	}
 	for i, mb := range buf.Micro {
 		if err := mb.check(); err != nil {
-			return nil, corruptf("%s: micro-batch %d: %v", rolloutsFile, i, err)
+			return nil, checkpoint.Corruptf("%s: micro-batch %d: %v", rolloutsFile, i, err)
 		}
 	}
 	return buf, nil
@@ -566,22 +393,22 @@ type checkpointData struct {
 // variables: every file against the manifest, the trainer state's values
 // and, when the step needs them, the rollouts.
 func inspectCheckpoint(dir string) (*trainerState, *rolloutBatch, error) {
-	if _, err := verifyCheckpoint(dir, true); err != nil {
+	if err := checkpoint.Verify(dir, true, stateFile, variablesFile); err != nil {
 		return nil, nil, err
 	}
 	st, err := readStateFile(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	if step, _, ok := parseCheckpointName(filepath.Base(dir)); ok && step != st.Step {
-		return nil, nil, corruptf("%s: step %d in a folder named for step %d", stateFile, st.Step, step)
+	if step, _, ok := checkpoint.ParseName(filepath.Base(dir)); ok && step != st.Step {
+		return nil, nil, checkpoint.Corruptf("%s: step %d in a folder named for step %d", stateFile, st.Step, step)
 	}
 	if !st.Config.midGeneration(st.Step) {
 		return st, nil, nil
 	}
 	f, err := os.Open(filepath.Join(dir, rolloutsFile))
 	if err != nil {
-		return nil, nil, corruptf("%s: %v", rolloutsFile, err)
+		return nil, nil, checkpoint.Corruptf("%s: %v", rolloutsFile, err)
 	}
 	defer f.Close()
 	buf, err := decodeRollouts(f)
@@ -589,7 +416,7 @@ func inspectCheckpoint(dir string) (*trainerState, *rolloutBatch, error) {
 		return nil, nil, err
 	}
 	if want := st.Config.stepSchedule(st.Step)[0].Batch; buf.Index != want {
-		return nil, nil, corruptf("%s: rollout batch %d at step %d, want batch %d", rolloutsFile, buf.Index, st.Step, want)
+		return nil, nil, checkpoint.Corruptf("%s: rollout batch %d at step %d, want batch %d", rolloutsFile, buf.Index, st.Step, want)
 	}
 	return st, buf, nil
 }
@@ -604,7 +431,7 @@ func readCheckpoint(dir string) (*checkpointData, error) {
 	}
 	f, err := os.Open(filepath.Join(dir, variablesFile))
 	if err != nil {
-		return nil, corruptf("%s: %v", variablesFile, err)
+		return nil, checkpoint.Corruptf("%s: %v", variablesFile, err)
 	}
 	defer f.Close()
 	vars, err := decodeVariables(f)
@@ -626,7 +453,7 @@ func readCheckpoint(dir string) (*checkpointData, error) {
 // weights included), the trainer state's values and every variable's shape,
 // and only then changes the Trainer. On error the Trainer is exactly as it
 // was; a checkpoint that does not match its manifest or cannot be decoded
-// gives an error wrapping ErrCorruptCheckpoint and naming the file.
+// gives an error wrapping checkpoint.ErrCorrupt and naming the file.
 func (t *Trainer) Resume(path string) error {
 	cd, err := readCheckpoint(path)
 	if err != nil {
@@ -775,35 +602,7 @@ func (t *Trainer) checkFiniteWeights() error {
 	return nil
 }
 
-// writeFileSync writes data to path and syncs it.
-func writeFileSync(path string, data []byte) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// writeFileAtomic replaces path with data through a temporary file.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := writeFileSync(tmp, data); err != nil {
-		return fmt.Errorf("grpo: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("grpo: %w", err)
-	}
-	return nil
-}
-
+// writeGob writes v to path with encoding/gob and syncs it.
 func writeGob(path string, v any) error {
 	f, err := os.Create(path)
 	if err != nil {
@@ -814,12 +613,4 @@ func writeGob(path string, v any) error {
 		return err
 	}
 	return f.Sync()
-}
-
-// syncDir makes a rename in dir durable (best effort).
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
 }

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package grpo
+package checkpoint
 
 import (
 	"errors"
@@ -8,19 +8,19 @@ import (
 	"syscall"
 )
 
-// tryLock takes an exclusive flock on f without waiting (errLocked when
+// tryLock takes an exclusive flock on f without waiting (errHeld when
 // another open file holds it; released by unlock or when f is closed). A
 // file system that cannot lock (some network mounts: ENOLCK, ENOTSUP)
 // runs unlocked rather than not at all.
 func tryLock(f *os.File) error {
 	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return errLocked
+		return errHeld
 	}
 	return nil
 }
 
 func unlock(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
 
-// lockingSupported reports whether output folders are locked here.
-const lockingSupported = true
+// LockingSupported reports whether output folders are locked here.
+const LockingSupported = true
