@@ -38,8 +38,8 @@ func bf16Step(t *testing.T, dt dtypes.DType, nll bool) (lossValue float64, logp 
 	exec, err := mlctx.NewExecAny(pol.Backend(), pol.Context(), func(ctx *mlctx.Context, in []*Node) []*Node {
 		ctx = ctx.Checked(false)
 		c := in[2].Shape().Dim(1)
-		logp, _ := policyLogProbs(ctx, pol, in[0], in[1], c, logProbsOptions{temperature: g.Temperature})
-		ref, _ := policyLogProbs(ctx, pol, in[0], in[1], c, logProbsOptions{temperature: g.Temperature, reference: true})
+		logp, _ := PolicyLogProbs(ctx, pol, in[0], in[1], c, LogProbsOptions{Temperature: g.Temperature})
+		ref, _ := PolicyLogProbs(ctx, pol, in[0], in[1], c, LogProbsOptions{Temperature: g.Temperature, Reference: true})
 		terms := loss.TokenLoss(loss.Inputs{LogP: logp, Old: in[microInputs], Ref: StopGradient(ref), Adv: in[4]}, spec)
 		l := loss.WeightedLoss(terms.PerToken, in[3])
 		if nll {

@@ -45,8 +45,8 @@ func TestLoRAGradientsGolden(t *testing.T) {
 					exec, err := mlctx.NewExecAny(pol.Backend(), pol.Context(), func(ctx *mlctx.Context, in []*Node) []*Node {
 						ctx = ctx.Checked(false)
 						c := in[2].Shape().Dim(1)
-						logp, _ := policyLogProbs(ctx, pol, in[0], in[1], c, logProbsOptions{temperature: g.Temperature, chunk: mode.chunk, checkpoint: mode.checkpoint})
-						ref, _ := policyLogProbs(ctx, pol, in[0], in[1], c, logProbsOptions{temperature: g.Temperature, reference: true, chunk: mode.chunk})
+						logp, _ := PolicyLogProbs(ctx, pol, in[0], in[1], c, LogProbsOptions{Temperature: g.Temperature, ChunkSize: mode.chunk, GradientCheckpointing: mode.checkpoint})
+						ref, _ := PolicyLogProbs(ctx, pol, in[0], in[1], c, LogProbsOptions{Temperature: g.Temperature, Reference: true, ChunkSize: mode.chunk})
 						old := StopGradient(logp)
 						if variant == "offpolicy" {
 							old = in[microInputs]

@@ -31,7 +31,7 @@ func trainGraphFacts(t *testing.T, chunk int, checkpoint bool) graphFacts {
 	exec, err := mlctx.NewExecAny(pol.Backend(), pol.Context(), func(ctx *mlctx.Context, in []*Node) []*Node {
 		ctx = ctx.Checked(false)
 		b, l := in[0].Shape().Dim(0), in[0].Shape().Dim(1)
-		logp, ent := policyLogProbs(ctx, pol, in[0], in[1], in[2].Shape().Dim(1), logProbsOptions{temperature: 1, chunk: chunk, checkpoint: checkpoint})
+		logp, ent := PolicyLogProbs(ctx, pol, in[0], in[1], in[2].Shape().Dim(1), LogProbsOptions{Temperature: 1, ChunkSize: chunk, GradientCheckpointing: checkpoint})
 		terms := loss.TokenLoss(loss.Inputs{LogP: logp, Adv: in[4], Mask: in[2], Entropy: ent}, loss.Spec{Epsilon: 0.2, EpsilonHigh: 0.2})
 		loss := loss.WeightedLoss(terms.PerToken, in[3])
 		values := make([]*Node, len(vars))

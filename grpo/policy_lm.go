@@ -45,7 +45,6 @@ var (
 	_ Saver              = (*LMPolicy)(nil)
 	_ ReferenceContexter = (*LMPolicy)(nil)
 	_ Constrained        = (*LMPolicy)(nil)
-	_ SFTEncoder         = (*LMPolicy)(nil)
 	_ HeadPolicy         = (*LMPolicy)(nil)
 )
 

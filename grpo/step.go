@@ -77,7 +77,7 @@ func (t *Trainer) logProbsGraph(reference bool) func(ctx *mlctx.Context, in []*N
 		if t.constraint != nil {
 			allowed = in[3:5]
 		}
-		logp, _ := policyLogProbs(ctx.Checked(false), t.policy, in[0], in[1], c, t.logProbsOptions(reference, false, allowed))
+		logp, _ := PolicyLogProbs(ctx.Checked(false), t.policy, in[0], in[1], c, t.logProbsOptions(reference, false, allowed))
 		return StopGradient(logp)
 	}
 }
@@ -89,7 +89,7 @@ func (t *Trainer) lossGraph(ctx *mlctx.Context, in []*Node) (total, stats *Node,
 	tokens, mask, lossMask, weights, adv, entScale := in[0], in[1], in[2], in[3], in[4], in[5]
 	c := lossMask.Shape().Dim(1)
 	old, ref, allowed := t.extraInputs(in[microInputs:])
-	logp, entropy := policyLogProbs(ctx, t.policy, tokens, mask, c, t.logProbsOptions(false, true, allowed))
+	logp, entropy := PolicyLogProbs(ctx, t.policy, tokens, mask, c, t.logProbsOptions(false, true, allowed))
 	spec := t.cfg.lossSpec()
 	if spec.EntropyCoef == 0 && !t.cfg.UseAdaptiveEntropy {
 		entropy = StopGradient(entropy) // TRL computes entropies with grad only for the bonus

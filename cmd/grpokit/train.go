@@ -24,6 +24,7 @@ import (
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/plot"
 	"github.com/grpokit/grpokit/reward"
+	"github.com/grpokit/grpokit/sft"
 	"github.com/grpokit/grpokit/tokenizer"
 )
 
@@ -356,12 +357,11 @@ func warmStart(ctx context.Context, c *runConfig, s *setup, out io.Writer) error
 	for _, ex := range s.train {
 		longest = max(longest, len(s.loaded.tok.Tokenizer.Encode(target(ex), false))+1)
 	}
-	sc := grpo.DefaultConfig()
-	b := cmp.Or(c.SFT.BatchSize, 16)
-	sc.NumGenerations, sc.BatchSize = b, b
+	sc := sft.DefaultConfig()
+	sc.BatchSize = cmp.Or(c.SFT.BatchSize, 16)
 	sc.LearningRate, sc.LRSchedulerType, sc.WarmupSteps = cmp.Or(c.SFT.LearningRate, 3e-3), grpo.ScheduleCosine, max(1, c.SFT.Steps/10)
 	sc.MaxPromptLength, sc.MaxCompletionLength, sc.Seed = c.MaxPromptLength, longest, c.Seed
-	st, err := grpo.NewSFTTrainer(s.policy, sc)
+	st, err := sft.New(s.policy, sc)
 	if err != nil {
 		return err
 	}
@@ -370,7 +370,7 @@ func warmStart(ctx context.Context, c *runConfig, s *setup, out io.Writer) error
 	if c.LoggingSteps > 0 {
 		progress = out
 	}
-	if _, err := st.Train(ctx, s.train, grpo.SFTOptions{Steps: c.SFT.Steps, Progress: progress, Target: target}); err != nil {
+	if _, err := st.Train(ctx, s.train, sft.Options{Steps: c.SFT.Steps, Progress: progress, Target: target}); err != nil {
 		return err
 	}
 	return st.Release()

@@ -1,11 +1,11 @@
-package grpo_test
+package sft_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 
-	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/sft"
 )
 
 // TestSFTLearns: supervised steps on "say cat" → "cat <eos>" drive the
@@ -16,13 +16,13 @@ func TestSFTLearns(t *testing.T) {
 	p := newPolicy(t)
 	cfg := smallConfig(t)
 	cfg.LearningRate = 0.05
-	s, err := grpo.NewSFTTrainer(p, cfg)
+	s, err := sft.New(p, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var batch []grpo.SFTPair
+	var batch []sft.Pair
 	for _, ex := range sayDataset() {
-		batch = append(batch, grpo.SFTPair{PromptIDs: p.Encode(ex.Prompt), CompletionIDs: append(p.Encode(ex.Answer), 1)})
+		batch = append(batch, sft.Pair{PromptIDs: p.Encode(ex.Prompt), CompletionIDs: append(p.Encode(ex.Answer), 1)})
 	}
 	var first, last float64
 	for i := 0; i < 150; i++ {
@@ -39,7 +39,7 @@ func TestSFTLearns(t *testing.T) {
 	if first < 1.5 || last > 0.72 {
 		t.Errorf("SFT loss %.3f → %.3f; want ≈ log 7 → < 0.72 (floor log 2)", first, last)
 	}
-	if _, err := s.Step(context.Background(), []grpo.SFTPair{{PromptIDs: []int32{3}}}, 60); err == nil {
+	if _, err := s.Step(context.Background(), []sft.Pair{{PromptIDs: []int32{3}}}, 60); err == nil {
 		t.Error("empty completion accepted")
 	}
 }
@@ -50,13 +50,13 @@ func TestSFTLearns(t *testing.T) {
 func TestSFTStateApartFromGRPO(t *testing.T) {
 	p := newPolicy(t)
 	cfg := smallConfig(t)
-	s, err := grpo.NewSFTTrainer(p, cfg)
+	s, err := sft.New(p, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ex := sayDataset()[0]
-	pair := grpo.SFTPair{PromptIDs: p.Encode(ex.Prompt), CompletionIDs: append(p.Encode(ex.Answer), 1)}
-	if _, err := s.Step(context.Background(), []grpo.SFTPair{pair}, 1); err != nil {
+	pair := sft.Pair{PromptIDs: p.Encode(ex.Prompt), CompletionIDs: append(p.Encode(ex.Answer), 1)}
+	if _, err := s.Step(context.Background(), []sft.Pair{pair}, 1); err != nil {
 		t.Fatal(err)
 	}
 	var sftVars int

@@ -1,4 +1,4 @@
-package grpo
+package sft
 
 import (
 	"context"
@@ -10,21 +10,22 @@ import (
 
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/dataset"
+	"github.com/grpokit/grpokit/grpo"
 )
 
-// SFTEncoder is what SFTTrainer.Train needs of a Policy besides Policy:
-// turning an example's prompt and a target text into tokens. LMPolicy
+// Encoder is what Trainer.Train needs of a policy besides grpo.Policy:
+// turning an example's prompt and a target text into tokens. grpo.LMPolicy
 // implements it.
-type SFTEncoder interface {
+type Encoder interface {
 	// PromptIDs returns the prompt's tokens (the last maxLen when maxLen > 0).
 	PromptIDs(ex dataset.Example, maxLen int) ([]int, error)
 	// TargetIDs returns the tokens of a completion to learn, ending in EOS.
 	TargetIDs(text string) ([]int, error)
 }
 
-// SFTOptions configure SFTTrainer.Train. The zero value means one epoch,
+// Options configure Trainer.Train. The zero value means one epoch,
 // Example.Answer as the target, no progress lines.
-type SFTOptions struct {
+type Options struct {
 	// Steps is the number of optimizer steps; 0 means Epochs passes.
 	Steps int
 	// Epochs is the number of passes over the data when Steps is 0;
@@ -43,27 +44,27 @@ type SFTOptions struct {
 
 // Train runs supervised fine-tuning on data: Steps steps (or Epochs passes)
 // of Config.BatchSize examples, the learning rate following Config's
-// schedule over the whole run. The policy must implement SFTEncoder. It
+// schedule over the whole run. The policy must implement Encoder. It
 // returns the mean loss of the last logging window, and context.Cause(ctx)
 // when ctx ends first.
-func (s *SFTTrainer) Train(ctx context.Context, data dataset.Dataset, opts SFTOptions) (float64, error) {
-	enc, ok := s.policy.(SFTEncoder)
+func (s *Trainer) Train(ctx context.Context, data dataset.Dataset, opts Options) (float64, error) {
+	enc, ok := s.policy.(Encoder)
 	if !ok {
-		return 0, fmt.Errorf("grpo: SFT: policy %T cannot encode examples (no SFTEncoder)", s.policy)
+		return 0, fmt.Errorf("sft: policy %T cannot encode examples (no Encoder)", s.policy)
 	}
 	if data == nil || data.Len() == 0 {
-		return 0, errors.New("grpo: SFT: empty dataset")
+		return 0, errors.New("sft: empty dataset")
 	}
 	n, batch := data.Len(), s.cfg.BatchSize
 	total := opts.Steps
 	if total <= 0 {
 		total = (max(1, opts.Epochs)*n + batch - 1) / batch
 	}
-	rows := make([]SFTPair, n)
+	rows := make([]Pair, n)
 	for i := range rows {
 		ex, err := data.Example(i)
 		if err != nil {
-			return 0, fmt.Errorf("grpo: SFT: example %d: %w", i, err)
+			return 0, fmt.Errorf("sft: example %d: %w", i, err)
 		}
 		target := ex.Answer
 		if opts.Target != nil {
@@ -71,13 +72,13 @@ func (s *SFTTrainer) Train(ctx context.Context, data dataset.Dataset, opts SFTOp
 		}
 		p, err := enc.PromptIDs(ex, s.cfg.MaxPromptLength)
 		if err != nil {
-			return 0, fmt.Errorf("grpo: SFT: example %d: %w", i, err)
+			return 0, fmt.Errorf("sft: example %d: %w", i, err)
 		}
 		c, err := enc.TargetIDs(target)
 		if err != nil {
-			return 0, fmt.Errorf("grpo: SFT: example %d: %w", i, err)
+			return 0, fmt.Errorf("sft: example %d: %w", i, err)
 		}
-		rows[i] = SFTPair{PromptIDs: toInt32(p), CompletionIDs: toInt32(c)}
+		rows[i] = Pair{PromptIDs: toInt32(p), CompletionIDs: toInt32(c)}
 	}
 	rng := rand.New(rand.NewPCG(uint64(s.cfg.Seed), 0x5f7))
 	var order []int
@@ -86,7 +87,7 @@ func (s *SFTTrainer) Train(ctx context.Context, data dataset.Dataset, opts SFTOp
 		logEvery = 10
 	}
 	start := time.Now()
-	mb := make([]SFTPair, batch)
+	mb := make([]Pair, batch)
 	sum, count, last := 0.0, 0, 0.0
 	for step := 1; step <= total; step++ {
 		for i := range mb {
@@ -116,7 +117,7 @@ func (s *SFTTrainer) Train(ctx context.Context, data dataset.Dataset, opts SFTOp
 // context (its AdamW moments, step count and learning-rate variable), so
 // that a GRPO Trainer made afterwards starts its optimizer afresh and its
 // checkpoints do not carry them. Do not call Step or Train afterwards.
-func (s *SFTTrainer) Release() error {
+func (s *Trainer) Release() error {
 	mctx := s.policy.Context()
 	var added []*mlctx.Variable
 	for v := range mctx.IterVariables() {
@@ -127,8 +128,18 @@ func (s *SFTTrainer) Release() error {
 	var errs []error
 	for _, v := range added {
 		if err := mctx.DeleteVariable(v.Scope(), v.Name()); err != nil {
-			errs = append(errs, fmt.Errorf("grpo: SFT release: %w", err))
+			errs = append(errs, fmt.Errorf("sft release: %w", err))
 		}
 	}
 	return errors.Join(errs...)
 }
+
+func toInt32(xs []int) []int32 {
+	out := make([]int32, len(xs))
+	for i, x := range xs {
+		out[i] = int32(x)
+	}
+	return out
+}
+
+var _ Encoder = (*grpo.LMPolicy)(nil)

@@ -1,4 +1,4 @@
-package grpo_test
+package sft_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
+	"github.com/grpokit/grpokit/sft"
 )
 
 // TestSFTTrainThenEvaluate: 60 epochs (60 steps of all 8 prompts) of supervised steps on "say <w>" →
@@ -35,15 +36,15 @@ func TestSFTTrainThenEvaluate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := grpo.DefaultConfig()
-	cfg.NumGenerations, cfg.BatchSize, cfg.MaxCompletionLength = 8, 8, 4
+	cfg := sft.DefaultConfig()
+	cfg.BatchSize, cfg.MaxCompletionLength = 8, 4
 	cfg.LearningRate, cfg.LRSchedulerType, cfg.Seed = 1e-2, grpo.ScheduleConstant, 1
-	s, err := grpo.NewSFTTrainer(p, cfg)
+	s, err := sft.New(p, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var progress bytes.Buffer
-	loss, err := s.Train(context.Background(), data, grpo.SFTOptions{Epochs: 60, Progress: &progress, LoggingSteps: 20})
+	loss, err := s.Train(context.Background(), data, sft.Options{Epochs: 60, Progress: &progress, LoggingSteps: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
