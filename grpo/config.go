@@ -151,7 +151,7 @@ type Config struct {
 	Epsilon float64 `json:"epsilon"`
 	// EpsilonHigh is the upper clip bound (ratios above 1+EpsilonHigh are
 	// clipped); 0 means "same as Epsilon" (TRL's None). DAPO recommends
-	// 0.28. With LossCISPO it is the absolute cap of the ratio (ScaleRL
+	// 0.28. With loss.CISPO it is the absolute cap of the ratio (ScaleRL
 	// recommends 5.0). Default 0. TRL 1.10: epsilon_high.
 	EpsilonHigh float64 `json:"epsilon_high"`
 	// Delta, when set, caps the ratio of the unclipped branch of the
@@ -159,20 +159,20 @@ type Config struct {
 	// above 1+EpsilonHigh. Default nil (off). TRL 1.10: delta.
 	Delta *float64 `json:"delta"`
 	// LossType picks the policy term and its normalization; see LossType
-	// and LOSSES.md. Default LossDAPO, TRL 1.10's default — this changed:
-	// TRL v0.21.0 (and grpokit before it) defaulted to LossBNPO. TRL 1.10:
+	// and loss/LOSSES.md. Default loss.DAPO, TRL 1.10's default — this changed:
+	// TRL v0.21.0 (and grpokit before it) defaulted to loss.BNPO. TRL 1.10:
 	// loss_type.
 	LossType loss.Type `json:"loss_type"`
 	// ImportanceSamplingLevel forms the importance weight per token or,
-	// LevelSequence (GSPO), once per completion from its mean log-ratio.
+	// loss.LevelSequence (GSPO), once per completion from its mean log-ratio.
 	// Default LevelToken. TRL 1.10: importance_sampling_level.
 	ImportanceSamplingLevel loss.ImportanceSamplingLevel `json:"importance_sampling_level"`
-	// SAPOTemperaturePos and SAPOTemperatureNeg are LossSAPO's gate
+	// SAPOTemperaturePos and SAPOTemperatureNeg are loss.SAPO's gate
 	// temperatures for A > 0 and A ≤ 0. Defaults 1.0 and 1.05. TRL 1.10:
 	// sapo_temperature_pos, sapo_temperature_neg.
 	SAPOTemperaturePos float64 `json:"sapo_temperature_pos"`
 	SAPOTemperatureNeg float64 `json:"sapo_temperature_neg"`
-	// VESPOKPos, VESPOLambdaPos, VESPOKNeg and VESPOLambdaNeg are LossVESPO's
+	// VESPOKPos, VESPOLambdaPos, VESPOKNeg and VESPOLambdaNeg are loss.VESPO's
 	// gamma-weight exponent k and decay λ for A ≥ 0 and A < 0. Defaults 2,
 	// 3, 3, 2. TRL 1.10: vespo_k_pos, vespo_lambda_pos, vespo_k_neg,
 	// vespo_lambda_neg.
@@ -195,12 +195,12 @@ type Config struct {
 	UseBiasCorrectionKL bool `json:"use_bias_correction_kl"`
 	// ScaleRewards divides centred rewards by the group's or the batch's
 	// standard deviation (unbiased, plus 1e-4) or by nothing; JSON also
-	// takes TRL's true ("group") and false ("none"). Default ScaleGroup.
+	// takes TRL's true ("group") and false ("none"). Default loss.ScaleGroup.
 	// TRL 1.10: scale_rewards.
 	ScaleRewards loss.ScaleRewards `json:"scale_rewards"`
-	// MultiObjectiveAggregation combines several rewards: SumThenNormalize
-	// (weighted sum, then ScaleRewards) or NormalizeThenSum (GDPO). Default
-	// SumThenNormalize. TRL 1.10: multi_objective_aggregation.
+	// MultiObjectiveAggregation combines several rewards: loss.SumThenNormalize
+	// (weighted sum, then ScaleRewards) or loss.NormalizeThenSum (GDPO). Default
+	// loss.SumThenNormalize. TRL 1.10: multi_objective_aggregation.
 	MultiObjectiveAggregation loss.Aggregation `json:"multi_objective_aggregation"`
 	// RewardWeights, when set, gives one weight per reward (in the order
 	// passed to NewTrainer) and replaces their reward.Named weights. Default
@@ -212,7 +212,7 @@ type Config struct {
 	NumIterations int `json:"num_iterations"`
 	// EntropyCoef, when > 0, subtracts EntropyCoef × the mean token entropy
 	// (over the entropy-masked tokens) from the loss, normalized per loss
-	// type as TRL 1.10 does (see EntropyBonus); the step logs policy_loss
+	// type as TRL 1.10 does (see loss.EntropyBonus); the step logs policy_loss
 	// and entropy_coef. Default 0. TRL 1.10: entropy_coef (before 1.10
 	// grpokit's own bonus, weighted like the policy tokens).
 	EntropyCoef float64 `json:"entropy_coef"`
@@ -328,7 +328,7 @@ type Config struct {
 	// OverwriteOutputDir lets a run that is not resumed start in an
 	// OutputDir holding another run: that run's metrics, rollouts and
 	// checkpoints are deleted first. Without it such a start is an error
-	// wrapping ErrOutputDirInUse. Default false. TRL: overwrite_output_dir.
+	// wrapping checkpoint.ErrOutputDirInUse. Default false. TRL: overwrite_output_dir.
 	OverwriteOutputDir bool `json:"overwrite_output_dir"`
 	// SaveMinutes, when > 0, also writes a checkpoint after any step that
 	// ends at least this many minutes after the last save, so that a killed
@@ -351,7 +351,7 @@ type Config struct {
 
 // DefaultConfig returns TRL 1.10's GRPOConfig defaults, with BatchSize 8
 // and G 8 (one prompt per step). Against TRL v0.21.0 (grpokit's earlier
-// defaults) LossType is now LossDAPO (was LossBNPO) and MaxCompletionLength
+// defaults) LossType is now loss.DAPO (was loss.BNPO) and MaxCompletionLength
 // 512 (was 256).
 func DefaultConfig() Config {
 	return Config{

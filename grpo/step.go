@@ -42,13 +42,10 @@ type gradientOptimizer interface {
 	UpdateGraphWithGradients(ctx *mlctx.Context, grads []*Node, lossDType dtypes.DType)
 }
 
-// Scopes of the optimizer state (moments and step count) of the GRPO
-// Trainer and of the SFTTrainer: apart, so that a warm start leaves GRPO's
-// AdamW starting fresh, as TRL's separate trainers do.
-const (
-	grpoOptimizerScope = optimizers.AdamDefaultScope
-	sftOptimizerScope  = "SFTAdamOptimizer"
-)
+// grpoOptimizerScope holds the GRPO trainer's optimizer state (moments and
+// step count): GoMLX's default, apart from package sft's, so that a warm
+// start leaves GRPO's AdamW starting fresh, as TRL's separate trainers do.
+const grpoOptimizerScope = optimizers.AdamDefaultScope
 
 // newOptimizer returns AdamW configured from c, keeping its state under
 // scope. The learning rate it starts with is replaced every step by the
