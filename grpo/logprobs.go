@@ -46,7 +46,7 @@ type LogProbsOptions struct {
 	Reference bool
 	// Allowed are the constraint inputs (ids, any) of MaskLogits; nil for
 	// none.
-	Allowed []*Node
+	Allowed []*graph.Node
 	// ChunkSize is the completion positions per chunk of a HeadPolicy's
 	// logits; 0 picks (see Config.LogitsChunkSize).
 	ChunkSize int
@@ -71,7 +71,7 @@ func (o LogProbsOptions) chunkSize(b, v int) int {
 // positions at a time, each chunk checkpointed (vjp.Checkpoint) so that
 // the backward pass makes it again instead of keeping it. This is a graph
 // building function and panics on error.
-func PolicyLogProbs(ctx *mlctx.Context, p Policy, tokens, mask *Node, completionLen int, o LogProbsOptions) (logp, entropy *Node) {
+func PolicyLogProbs(ctx *mlctx.Context, p Policy, tokens, mask *graph.Node, completionLen int, o LogProbsOptions) (logp, entropy *graph.Node) {
 	temperature := o.Temperature
 	if temperature == 0 {
 		temperature = 1

@@ -30,6 +30,12 @@ type Trainer struct {
 	// (the mean of those steps' metrics) and warnings (see
 	// ZeroStdWarnSteps); nil means os.Stderr. Set it before training.
 	Progress io.Writer
+	// ZeroStdWarnSteps is the number of consecutive steps in which every
+	// group's rewards were all equal (frac_reward_zero_std = 1) after which
+	// the trainer warns on Progress: such steps carry no learning signal
+	// (every advantage is 0). The warning repeats every as many steps while
+	// it lasts. 0 means 10; a negative value never warns.
+	ZeroStdWarnSteps int
 	// OnStep, when set, is called after every optimizer step with that
 	// step's metrics (the object written to metrics.jsonl).
 	OnStep func(m Metrics)

@@ -134,7 +134,7 @@ type Inputs struct {
 	// EntropyMask [B, C], when set, is the high-entropy mask used instead
 	// of the one computed from Entropy (a reference mask, where float32
 	// rounding splits a tie); nil computes it.
-	EntropyMask *Node
+	EntropyMask *graph.Node
 }
 
 // Terms are the per-token pieces of the GRPO loss of one micro-batch.
