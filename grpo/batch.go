@@ -4,6 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/grpokit/grpokit/loss"
 )
 
 // row is one completion of a step with everything the loss and the logs
@@ -41,7 +42,7 @@ type microBatch struct {
 	Weights  []float32
 	Adv      []float32
 	TokenAdv bool      // Adv is per token
-	EntScale float32   // EntropyBonus's scale (see EntropyScale)
+	EntScale float32   // loss.EntropyBonus's scale (see loss.EntropyScale)
 	Old, Ref []float32 // nil unless needed
 }
 
@@ -136,9 +137,9 @@ func (mb *microBatch) tokens() int {
 
 // setWeights fills Weights and EntScale for lossType with step-wide
 // normalizers.
-func (mb *microBatch) setWeights(lossType LossType, n StepNormalizers) {
-	mb.EntScale = EntropyScale(lossType, n)
-	w := TokenWeights(mb.lossMaskRows(), lossType, n)
+func (mb *microBatch) setWeights(lossType loss.Type, n loss.StepNormalizers) {
+	mb.EntScale = loss.EntropyScale(lossType, n)
+	w := loss.TokenWeights(mb.lossMaskRows(), lossType, n)
 	mb.Weights = make([]float32, 0, mb.B*mb.C)
 	for _, r := range w {
 		mb.Weights = append(mb.Weights, r...)

@@ -8,6 +8,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/model"
 )
 
@@ -16,7 +17,7 @@ import (
 // returns the loss, the log-probs and the gradients of every LoRA matrix
 // for the GRPO loss (nll false) or for the summed completion log-probs
 // (nll true).
-func bf16Step(t *testing.T, dt dtypes.DType, nll bool) (loss float64, logp []float32, grads [][]float32, mask []float32) {
+func bf16Step(t *testing.T, dt dtypes.DType, nll bool) (lossValue float64, logp []float32, grads [][]float32, mask []float32) {
 	t.Helper()
 	g, ts := loadGoldenGRPO(t, "llama-tiny")
 	pol := goldenLoRAPolicy(t, &model.Options{Compute: dt})
@@ -32,23 +33,23 @@ func bf16Step(t *testing.T, dt dtypes.DType, nll bool) (loss float64, logp []flo
 	for _, v := range mb.LossMask {
 		tokens += int(v)
 	}
-	spec := LossSpec{Epsilon: g.Epsilon, EpsilonHigh: g.EpsilonHigh, Beta: g.Beta}
-	mb.setWeights(LossBNPO, StepNormalizers{Rows: len(rows), Tokens: tokens, MicroBatch: 1, MaxCompletionLength: g.MaxCompletionLength})
+	spec := loss.Spec{Epsilon: g.Epsilon, EpsilonHigh: g.EpsilonHigh, Beta: g.Beta}
+	mb.setWeights(loss.BNPO, loss.StepNormalizers{Rows: len(rows), Tokens: tokens, MicroBatch: 1, MaxCompletionLength: g.MaxCompletionLength})
 	exec, err := mlctx.NewExecAny(pol.Backend(), pol.Context(), func(ctx *mlctx.Context, in []*Node) []*Node {
 		ctx = ctx.Checked(false)
 		c := in[2].Shape().Dim(1)
-		logp, _ := policyLogProbs(ctx, pol, in[0], in[1], c, logProbsOptions{temperature: g.Temperature})
-		ref, _ := policyLogProbs(ctx, pol, in[0], in[1], c, logProbsOptions{temperature: g.Temperature, reference: true})
-		terms := TokenLoss(LossInputs{LogP: logp, Old: in[microInputs], Ref: StopGradient(ref), Adv: in[4]}, spec)
-		loss := WeightedLoss(terms.PerToken, in[3])
+		logp, _ := PolicyLogProbs(ctx, pol, in[0], in[1], c, LogProbsOptions{Temperature: g.Temperature})
+		ref, _ := PolicyLogProbs(ctx, pol, in[0], in[1], c, LogProbsOptions{Temperature: g.Temperature, Reference: true})
+		terms := loss.TokenLoss(loss.Inputs{LogP: logp, Old: in[microInputs], Ref: StopGradient(ref), Adv: in[4]}, spec)
+		l := loss.WeightedLoss(terms.PerToken, in[3])
 		if nll {
-			loss = ReduceAllSum(Mul(logp, in[3]))
+			l = ReduceAllSum(Mul(logp, in[3]))
 		}
 		values := make([]*Node, len(vars))
 		for i, v := range vars {
 			values[i] = v.ValueGraph(logp.Graph())
 		}
-		return append([]*Node{logp, loss}, Gradient(loss, values...)...)
+		return append([]*Node{logp, l}, Gradient(l, values...)...)
 	})
 	if err != nil {
 		t.Fatal(err)

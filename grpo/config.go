@@ -1,55 +1,11 @@
 package grpo
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-)
 
-// ScaleRewards names how centred rewards are divided to make advantages.
-// In JSON it also accepts TRL's booleans: true is "group", false "none".
-type ScaleRewards string
-
-// The reward scalings: by the standard deviation of the group (TRL's
-// scale_rewards=True, "group"), of the whole batch ("batch", PPO Lite) or
-// not at all ("none", recommended by Dr. GRPO).
-const (
-	ScaleGroup ScaleRewards = "group"
-	ScaleBatch ScaleRewards = "batch"
-	ScaleNone  ScaleRewards = "none"
-)
-
-// UnmarshalJSON accepts "group", "batch", "none", true ("group") and false
-// ("none"), as TRL's GRPOConfig does.
-func (s *ScaleRewards) UnmarshalJSON(data []byte) error {
-	switch string(bytes.TrimSpace(data)) {
-	case "true":
-		*s = ScaleGroup
-		return nil
-	case "false":
-		*s = ScaleNone
-		return nil
-	}
-	var v string
-	if err := json.Unmarshal(data, &v); err != nil {
-		return fmt.Errorf("grpo: scale_rewards: want \"group\", \"batch\", \"none\", true or false, got %s", data)
-	}
-	*s = ScaleRewards(v)
-	return nil
-}
-
-// Aggregation names how several reward functions combine into advantages
-// (TRL's multi_objective_aggregation).
-type Aggregation string
-
-// The aggregations: weighted sum of the rewards, then ScaleRewards
-// (default); or each reward normalized within its group first, then the
-// weighted sum normalized over the batch (GDPO).
-const (
-	SumThenNormalize Aggregation = "sum_then_normalize"
-	NormalizeThenSum Aggregation = "normalize_then_sum"
+	"github.com/grpokit/grpokit/loss"
 )
 
 // Schedule names a learning-rate schedule after the warmup (HF
@@ -195,7 +151,7 @@ type Config struct {
 	Epsilon float64 `json:"epsilon"`
 	// EpsilonHigh is the upper clip bound (ratios above 1+EpsilonHigh are
 	// clipped); 0 means "same as Epsilon" (TRL's None). DAPO recommends
-	// 0.28. With LossCISPO it is the absolute cap of the ratio (ScaleRL
+	// 0.28. With loss.CISPO it is the absolute cap of the ratio (ScaleRL
 	// recommends 5.0). Default 0. TRL 1.10: epsilon_high.
 	EpsilonHigh float64 `json:"epsilon_high"`
 	// Delta, when set, caps the ratio of the unclipped branch of the
@@ -203,20 +159,20 @@ type Config struct {
 	// above 1+EpsilonHigh. Default nil (off). TRL 1.10: delta.
 	Delta *float64 `json:"delta"`
 	// LossType picks the policy term and its normalization; see LossType
-	// and LOSSES.md. Default LossDAPO, TRL 1.10's default — this changed:
-	// TRL v0.21.0 (and grpokit before it) defaulted to LossBNPO. TRL 1.10:
+	// and loss/LOSSES.md. Default loss.DAPO, TRL 1.10's default — this changed:
+	// TRL v0.21.0 (and grpokit before it) defaulted to loss.BNPO. TRL 1.10:
 	// loss_type.
-	LossType LossType `json:"loss_type"`
+	LossType loss.Type `json:"loss_type"`
 	// ImportanceSamplingLevel forms the importance weight per token or,
-	// LevelSequence (GSPO), once per completion from its mean log-ratio.
+	// loss.LevelSequence (GSPO), once per completion from its mean log-ratio.
 	// Default LevelToken. TRL 1.10: importance_sampling_level.
-	ImportanceSamplingLevel ImportanceSamplingLevel `json:"importance_sampling_level"`
-	// SAPOTemperaturePos and SAPOTemperatureNeg are LossSAPO's gate
+	ImportanceSamplingLevel loss.ImportanceSamplingLevel `json:"importance_sampling_level"`
+	// SAPOTemperaturePos and SAPOTemperatureNeg are loss.SAPO's gate
 	// temperatures for A > 0 and A ≤ 0. Defaults 1.0 and 1.05. TRL 1.10:
 	// sapo_temperature_pos, sapo_temperature_neg.
 	SAPOTemperaturePos float64 `json:"sapo_temperature_pos"`
 	SAPOTemperatureNeg float64 `json:"sapo_temperature_neg"`
-	// VESPOKPos, VESPOLambdaPos, VESPOKNeg and VESPOLambdaNeg are LossVESPO's
+	// VESPOKPos, VESPOLambdaPos, VESPOKNeg and VESPOLambdaNeg are loss.VESPO's
 	// gamma-weight exponent k and decay λ for A ≥ 0 and A < 0. Defaults 2,
 	// 3, 3, 2. TRL 1.10: vespo_k_pos, vespo_lambda_pos, vespo_k_neg,
 	// vespo_lambda_neg.
@@ -239,13 +195,13 @@ type Config struct {
 	UseBiasCorrectionKL bool `json:"use_bias_correction_kl"`
 	// ScaleRewards divides centred rewards by the group's or the batch's
 	// standard deviation (unbiased, plus 1e-4) or by nothing; JSON also
-	// takes TRL's true ("group") and false ("none"). Default ScaleGroup.
+	// takes TRL's true ("group") and false ("none"). Default loss.ScaleGroup.
 	// TRL 1.10: scale_rewards.
-	ScaleRewards ScaleRewards `json:"scale_rewards"`
-	// MultiObjectiveAggregation combines several rewards: SumThenNormalize
-	// (weighted sum, then ScaleRewards) or NormalizeThenSum (GDPO). Default
-	// SumThenNormalize. TRL 1.10: multi_objective_aggregation.
-	MultiObjectiveAggregation Aggregation `json:"multi_objective_aggregation"`
+	ScaleRewards loss.ScaleRewards `json:"scale_rewards"`
+	// MultiObjectiveAggregation combines several rewards: loss.SumThenNormalize
+	// (weighted sum, then ScaleRewards) or loss.NormalizeThenSum (GDPO). Default
+	// loss.SumThenNormalize. TRL 1.10: multi_objective_aggregation.
+	MultiObjectiveAggregation loss.Aggregation `json:"multi_objective_aggregation"`
 	// RewardWeights, when set, gives one weight per reward (in the order
 	// passed to NewTrainer) and replaces their reward.Named weights. Default
 	// nil. TRL 1.10: reward_weights.
@@ -256,7 +212,7 @@ type Config struct {
 	NumIterations int `json:"num_iterations"`
 	// EntropyCoef, when > 0, subtracts EntropyCoef × the mean token entropy
 	// (over the entropy-masked tokens) from the loss, normalized per loss
-	// type as TRL 1.10 does (see EntropyBonus); the step logs policy_loss
+	// type as TRL 1.10 does (see loss.EntropyBonus); the step logs policy_loss
 	// and entropy_coef. Default 0. TRL 1.10: entropy_coef (before 1.10
 	// grpokit's own bonus, weighted like the policy tokens).
 	EntropyCoef float64 `json:"entropy_coef"`
@@ -372,7 +328,7 @@ type Config struct {
 	// OverwriteOutputDir lets a run that is not resumed start in an
 	// OutputDir holding another run: that run's metrics, rollouts and
 	// checkpoints are deleted first. Without it such a start is an error
-	// wrapping ErrOutputDirInUse. Default false. TRL: overwrite_output_dir.
+	// wrapping checkpoint.ErrOutputDirInUse. Default false. TRL: overwrite_output_dir.
 	OverwriteOutputDir bool `json:"overwrite_output_dir"`
 	// SaveMinutes, when > 0, also writes a checkpoint after any step that
 	// ends at least this many minutes after the last save, so that a killed
@@ -395,7 +351,7 @@ type Config struct {
 
 // DefaultConfig returns TRL 1.10's GRPOConfig defaults, with BatchSize 8
 // and G 8 (one prompt per step). Against TRL v0.21.0 (grpokit's earlier
-// defaults) LossType is now LossDAPO (was LossBNPO) and MaxCompletionLength
+// defaults) LossType is now loss.DAPO (was loss.BNPO) and MaxCompletionLength
 // 512 (was 256).
 func DefaultConfig() Config {
 	return Config{
@@ -411,8 +367,8 @@ func DefaultConfig() Config {
 		TopP:                      1.0,
 		RepetitionPenalty:         1.0,
 		Epsilon:                   0.2,
-		LossType:                  LossDAPO,
-		ImportanceSamplingLevel:   LevelToken,
+		LossType:                  loss.DAPO,
+		ImportanceSamplingLevel:   loss.LevelToken,
 		SAPOTemperaturePos:        1.0,
 		SAPOTemperatureNeg:        1.05,
 		VESPOKPos:                 2,
@@ -423,8 +379,8 @@ func DefaultConfig() Config {
 		EntropyCoefMax:            1,
 		EntropyCoefDelta:          0.005,
 		EntropyTarget:             0.2,
-		ScaleRewards:              ScaleGroup,
-		MultiObjectiveAggregation: SumThenNormalize,
+		ScaleRewards:              loss.ScaleGroup,
+		MultiObjectiveAggregation: loss.SumThenNormalize,
 		NumIterations:             1,
 		DynamicSamplingMaxRounds:  10,
 		LearningRate:              1e-6,
@@ -563,16 +519,16 @@ func (c Config) Validate() error {
 		bad("Delta", *c.Delta, "must be a finite number > 0 (nil disables two-sided clipping)")
 	}
 	switch c.LossType {
-	case LossGRPO, LossBNPO, LossDrGRPO, LossDAPO, LossCISPO, LossSAPO, LossLUSPO, LossVESPO:
+	case loss.GRPO, loss.BNPO, loss.DrGRPO, loss.DAPO, loss.CISPO, loss.SAPO, loss.LUSPO, loss.VESPO:
 	default:
 		bad("LossType", fmt.Sprintf("%q", c.LossType), `must be "grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo" or "vespo"`)
 	}
 	switch c.ImportanceSamplingLevel {
-	case LevelToken, LevelSequence:
+	case loss.LevelToken, loss.LevelSequence:
 	default:
 		bad("ImportanceSamplingLevel", fmt.Sprintf("%q", c.ImportanceSamplingLevel), `must be "token" or "sequence"`)
 	}
-	if c.LossType == LossLUSPO && c.ImportanceSamplingLevel != LevelSequence {
+	if c.LossType == loss.LUSPO && c.ImportanceSamplingLevel != loss.LevelSequence {
 		bad("ImportanceSamplingLevel", fmt.Sprintf("%q", c.ImportanceSamplingLevel), `loss_type "luspo" needs "sequence"`)
 	}
 	if !(c.SAPOTemperaturePos > 0) || !finite(c.SAPOTemperaturePos) {
@@ -596,12 +552,12 @@ func (c Config) Validate() error {
 		bad("OffPolicyMaskThreshold", *c.OffPolicyMaskThreshold, "must be a finite number (nil disables the mask)")
 	}
 	switch c.ScaleRewards {
-	case ScaleGroup, ScaleBatch, ScaleNone:
+	case loss.ScaleGroup, loss.ScaleBatch, loss.ScaleNone:
 	default:
 		bad("ScaleRewards", fmt.Sprintf("%q", c.ScaleRewards), `must be "group", "batch" or "none" (or true/false in JSON)`)
 	}
 	switch c.MultiObjectiveAggregation {
-	case SumThenNormalize, NormalizeThenSum:
+	case loss.SumThenNormalize, loss.NormalizeThenSum:
 	default:
 		bad("MultiObjectiveAggregation", fmt.Sprintf("%q", c.MultiObjectiveAggregation), `must be "sum_then_normalize" or "normalize_then_sum"`)
 	}

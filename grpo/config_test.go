@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/grpokit/grpokit/loss"
 )
 
 func TestDefaultConfigValid(t *testing.T) {
@@ -15,14 +17,14 @@ func TestDefaultConfigValid(t *testing.T) {
 	c := DefaultConfig()
 	// TRL 1.10 defaults (loss_type and max_completion_length changed
 	// since v0.21.0).
-	if c.NumGenerations != 8 || c.Beta != 0 || c.Epsilon != 0.2 || c.LossType != LossDAPO ||
-		c.ScaleRewards != ScaleGroup || c.LearningRate != 1e-6 || c.MaxCompletionLength != 512 ||
+	if c.NumGenerations != 8 || c.Beta != 0 || c.Epsilon != 0.2 || c.LossType != loss.DAPO ||
+		c.ScaleRewards != loss.ScaleGroup || c.LearningRate != 1e-6 || c.MaxCompletionLength != 512 ||
 		c.MaxPromptLength != 512 || c.Temperature != 1 || c.NumIterations != 1 || c.MaxGradNorm != 1 ||
-		c.ImportanceSamplingLevel != LevelToken || c.Delta != nil || c.TopEntropyQuantile != 1 ||
+		c.ImportanceSamplingLevel != loss.LevelToken || c.Delta != nil || c.TopEntropyQuantile != 1 ||
 		c.OffPolicyMaskThreshold != nil || c.UseBiasCorrectionKL || c.EntropyCoef != 0 ||
 		c.SAPOTemperaturePos != 1 || c.SAPOTemperatureNeg != 1.05 ||
 		c.VESPOKPos != 2 || c.VESPOLambdaPos != 3 || c.VESPOKNeg != 3 || c.VESPOLambdaNeg != 2 ||
-		c.MultiObjectiveAggregation != SumThenNormalize || c.RewardWeights != nil ||
+		c.MultiObjectiveAggregation != loss.SumThenNormalize || c.RewardWeights != nil ||
 		c.MinP != 0 || c.RepetitionPenalty != 1 {
 		t.Errorf("DefaultConfig() = %+v differs from TRL 1.10", c)
 	}
@@ -47,7 +49,7 @@ func TestValidateMessages(t *testing.T) {
 		{"top p", func(c *Config) { c.TopP = 1.5 }, []string{"grpo: config: TopP = 1.5: must be in (0, 1]"}},
 		{"loss type", func(c *Config) { c.LossType = "ppo" },
 			[]string{`grpo: config: LossType = "ppo": must be "grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo" or "vespo"`}},
-		{"luspo needs sequence level", func(c *Config) { c.LossType = LossLUSPO },
+		{"luspo needs sequence level", func(c *Config) { c.LossType = loss.LUSPO },
 			[]string{`grpo: config: ImportanceSamplingLevel = "token": loss_type "luspo" needs "sequence"`}},
 		{"importance sampling level", func(c *Config) { c.ImportanceSamplingLevel = "row" },
 			[]string{`grpo: config: ImportanceSamplingLevel = "row": must be "token" or "sequence"`}},
@@ -162,8 +164,8 @@ func TestBucket(t *testing.T) {
 func TestConfigTRLNames(t *testing.T) {
 	for _, tc := range []struct {
 		scale string
-		want  ScaleRewards
-	}{{`true`, ScaleGroup}, {`false`, ScaleNone}, {`"batch"`, ScaleBatch}, {`"none"`, ScaleNone}} {
+		want  loss.ScaleRewards
+	}{{`true`, loss.ScaleGroup}, {`false`, loss.ScaleNone}, {`"batch"`, loss.ScaleBatch}, {`"none"`, loss.ScaleNone}} {
 		c := DefaultConfig()
 		doc := `{"loss_type": "luspo", "importance_sampling_level": "sequence", "delta": 1.5, "epsilon_high": 0.28,
 			"top_entropy_quantile": 0.2, "off_policy_mask_threshold": 0.5, "use_bias_correction_kl": true,
@@ -175,10 +177,10 @@ func TestConfigTRLNames(t *testing.T) {
 		if err := c.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		if c.ScaleRewards != tc.want || c.LossType != LossLUSPO || c.ImportanceSamplingLevel != LevelSequence ||
+		if c.ScaleRewards != tc.want || c.LossType != loss.LUSPO || c.ImportanceSamplingLevel != loss.LevelSequence ||
 			c.Delta == nil || *c.Delta != 1.5 || c.TopEntropyQuantile != 0.2 || c.OffPolicyMaskThreshold == nil ||
 			*c.OffPolicyMaskThreshold != 0.5 || !c.UseBiasCorrectionKL || c.SAPOTemperaturePos != 0.9 ||
-			c.VESPOKNeg != 4 || c.EntropyCoef != 0.01 || c.MultiObjectiveAggregation != NormalizeThenSum ||
+			c.VESPOKNeg != 4 || c.EntropyCoef != 0.01 || c.MultiObjectiveAggregation != loss.NormalizeThenSum ||
 			len(c.RewardWeights) != 2 {
 			t.Errorf("scale_rewards %s: decoded %+v", tc.scale, c)
 		}

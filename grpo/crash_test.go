@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/reward"
 )
@@ -119,7 +120,7 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(terr)
 	}
 	switch {
-	case errors.Is(err, grpo.ErrNoCheckpoint):
+	case errors.Is(err, checkpoint.ErrNoCheckpoint):
 	case err != nil:
 		t.Fatal(err)
 	default:
@@ -163,7 +164,7 @@ func TestCrashResume(t *testing.T) {
 	runTime := time.Since(start)
 	stepTime := runTime / time.Duration(crashConfig(refDir).MaxSteps)
 	want := fmt.Sprint(p.Table())
-	wantMs, err := grpo.ReadMetrics(filepath.Join(refDir, grpo.MetricsFile))
+	wantMs, err := grpo.ReadMetrics(filepath.Join(refDir, checkpoint.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func TestCrashResume(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("final weights after %d kills differ from the uninterrupted run's", kills)
 	}
-	ms, err := grpo.ReadMetrics(filepath.Join(dir, grpo.MetricsFile))
+	ms, err := grpo.ReadMetrics(filepath.Join(dir, checkpoint.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,34 @@
 // Package grpo implements Group Relative Policy Optimization (GRPO) for
-// small language models on GoMLX: the Trainer, its Config, the Policy,
-// Dataset and Env interfaces, group advantages, the clipped loss with its
-// KL term, metrics and checkpoints, plus an SFT trainer for warm starts.
+// small language models on GoMLX: the Trainer, its Config, the Policy
+// contract (and LMPolicy, the Policy of a model package language model),
+// the Env interface for multi-turn tasks, evaluation, and the metrics and
+// progress a run writes.
 //
-// Data flows one way: a Dataset (or an Env, for multi-turn games) gives
-// prompts; Policy.Generate samples G completions of each; the rewards
-// (package reward, run safely by reward.Evaluator) score them; GroupAdvantages
-// turns scores into advantages; the loss is built on the policy's log-probs
-// (Policy.Logits) and the reference's; AdamW updates the policy's trainable
-// variables. Nothing here knows a task; the model, LoRA and tokenizer live in
-// their own packages and meet here only in LMPolicy.
+// Data flows one way: a dataset.Dataset (or an Env, for multi-turn games)
+// gives prompts; Policy.Generate samples G completions of each; the rewards
+// (package reward, run safely by reward.Evaluator) score them;
+// loss.RewardAdvantages turns scores into advantages; the loss
+// (loss.TokenLoss) is built on the policy's log-probs (PolicyLogProbs) and
+// the reference's; AdamW updates the policy's trainable variables. Nothing
+// here knows a task; the model, LoRA and tokenizer live in their own
+// packages and meet here only in LMPolicy.
+//
+// # Where things live
+//
+//   - dataset: Example, Dataset and the Parquet/JSONL/JSON readers
+//     (LoadDataset).
+//   - loss: advantages and the loss math of every loss type (pure,
+//     golden-tested functions), and LOSSES.md on picking one.
+//   - checkpoint: the checkpoint folder protocol (manifest, Latest, Prune),
+//     the output folder's lock (Lock) and rules (CheckOutputDir), and the
+//     run's file names (MetricsFile, RolloutsFile). Trainer.Save, Resume
+//     and LatestCheckpoint here add the trainer's own files and checks.
+//   - memplan: the memory plan printed before step 0, the memory budget
+//     (Trainer.Memory) and Go's memory limit, which the trainer sets only
+//     when Trainer.GCLimit asks.
+//   - sft: supervised warm starts before GRPO.
+//   - grpotest: a fake Policy and TestEnv, a conformance check for Env
+//     implementations.
 //
 // # Usage
 //
@@ -23,7 +42,7 @@
 //		reward.Named{Name: "correct", Weight: 1, Scorer: reward.NumericMatch(1e-6)})
 //	path, err := grpo.LatestCheckpoint(cfg.OutputDir)
 //	switch {
-//	case errors.Is(err, grpo.ErrNoCheckpoint): // a first run
+//	case errors.Is(err, checkpoint.ErrNoCheckpoint): // a first run
 //	case err != nil:
 //		return err // checkpoints exist but none can be read
 //	default:
@@ -70,15 +89,17 @@
 // folder renamed into place, so LatestCheckpoint finds the newest complete
 // one after a kill at any moment, and Resume verifies every file and
 // changes the Trainer only when all of it reads. A fresh run refuses an
-// OutputDir holding another run (ErrOutputDirInUse) unless
-// Config.OverwriteOutputDir is set; CheckOutputDir makes that check before
-// a program writes anything of its own there.
+// OutputDir holding another run (checkpoint.ErrOutputDirInUse) unless
+// Config.OverwriteOutputDir is set; checkpoint.CheckOutputDir makes that
+// check, and checkpoint.Lock takes the folder's lock (handed to the
+// trainer as Trainer.OutputLock), before a program writes anything of its
+// own there.
 //
 // # Errors and panics
 //
 // NewTrainer, Train, TrainEnv, Save, Resume, LMPolicy.Generate and
-// SFTTrainer.Step return errors. Graph builders — TokenLogProbs, TokenLoss,
-// WeightedLoss and Policy.Logits — panic on error, as GoMLX's do. A
+// sft.Trainer.Step return errors. Graph builders — PolicyLogProbs,
+// loss.TokenLoss and Policy.Logits — panic on error, as GoMLX's do. A
 // panicking, NaN or hung reward never stops training: the Evaluator scores
 // it 0 and the step's metrics count it under rewards/<name>/failures.
 // Train checks its context between steps; when it ends, Train writes a
@@ -93,7 +114,7 @@
 //
 // # Concurrency
 //
-// A Trainer, an SFTTrainer and an LMPolicy are not safe for concurrent
+// A Trainer, an sft.Trainer and an LMPolicy are not safe for concurrent
 // use; Config, Example and the other plain values are. Rewards are called
 // concurrently (see package reward).
 //
@@ -110,13 +131,10 @@
 // and the metric names follow TRL 1.10's GRPOTrainer (commit
 // f2cd57710ae345ea6428ae95363267fcf38a3dc8); tests match its numbers
 // (../shared/golden/trl-1.10) and TRL v0.21.0's
-// (../shared/golden/llama-tiny). LOSSES.md in this directory says when to
+// (../shared/golden/llama-tiny). loss/LOSSES.md says when to
 // pick which loss type, with the paper each comes from. Dynamic sampling
 // (Config.DynamicSampling) is DAPO's (Yu et al., 2025); TRL does not have it.
 // Token-level credit (Trainer.SetTokenCredit, TokenCredit) is process
 // supervision at the token level (DeepSeekMath, Shao et al. 2024); TRL
 // does not have it either.
-//
-// Package grpotest has a fake Policy and TestEnv, a conformance check for
-// Env implementations.
 package grpo

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/grpokit/grpokit/dataset"
+	"github.com/grpokit/grpokit/loss"
 )
 
 // dynamicDraws counts what dynamic sampling did for one rollout batch.
@@ -20,8 +23,8 @@ func informative(group []*row) bool {
 	for i, x := range group {
 		r[i] = x.Reward
 	}
-	_, std := meanStdUnbiased(r)
-	return !isZeroStd(std)
+	_, std := loss.MeanStd(r)
+	return !loss.ZeroStd(std)
 }
 
 // dynamicSample is DAPO's dynamic sampling: it keeps the informative groups
@@ -68,9 +71,9 @@ func (t *Trainer) dynamicSample(rows []*row, n int, draw func(round, need int) (
 // extraPrompts draws need examples for dynamic-sampling round of rollout
 // batch k, uniformly at random with a seed fixed by Config.Seed, k and the
 // round (so a resumed run draws the same).
-func (s *datasetSource) extraPrompts(t *Trainer, k, round, need int) ([]Example, []int, error) {
+func (s *datasetSource) extraPrompts(t *Trainer, k, round, need int) ([]dataset.Example, []int, error) {
 	r := rand.New(rand.NewPCG(t.seed(k, 0), uint64(round)<<32|0xd5a))
-	prompts := make([]Example, need)
+	prompts := make([]dataset.Example, need)
 	ids := make([]int, need)
 	for j := range prompts {
 		ids[j] = r.IntN(s.data.Len())

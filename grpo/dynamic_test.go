@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/reward"
 )
@@ -29,7 +31,7 @@ func TestDynamicSamplingRefills(t *testing.T) {
 			cfg.LogCompletions = true
 			cfg.StepsPerGeneration = spg
 			p := newPolicy(t)
-			p.Script = func(ex grpo.Example, j int) string {
+			p.Script = func(ex dataset.Example, j int) string {
 				if ex.Answer == "cat" || ex.Answer == "dog" || j%2 == 0 {
 					return ex.Answer
 				}
@@ -56,7 +58,7 @@ func TestDynamicSamplingRefills(t *testing.T) {
 				}
 			}
 			// Every group the trainer trained on (rollouts.jsonl) has reward spread.
-			data, err := os.ReadFile(filepath.Join(cfg.OutputDir, grpo.RolloutsFile))
+			data, err := os.ReadFile(filepath.Join(cfg.OutputDir, checkpoint.RolloutsFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +103,7 @@ func TestDynamicSamplingBounded(t *testing.T) {
 	cfg.DynamicSampling = true
 	cfg.DynamicSamplingMaxRounds = 3
 	p := newPolicy(t)
-	p.Script = func(ex grpo.Example, j int) string { return ex.Answer }
+	p.Script = func(ex dataset.Example, j int) string { return ex.Answer }
 	tr, err := grpo.NewTrainer(p, cfg, reward.Named{Name: "exact", Weight: 1, Scorer: exact})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/grpo/grpotest"
 	"github.com/grpokit/grpokit/reward"
@@ -23,8 +24,8 @@ func (relayEnv) Episode(i int) (grpo.Episode, error) { return &relayEpisode{i: i
 
 func (e *relayEpisode) word() string { return words[1+(e.i+e.turn)%(len(words)-1)] }
 
-func (e *relayEpisode) Observe() grpo.Example {
-	return grpo.Example{Prompt: "say " + e.word(), Answer: e.word(), Meta: map[string]string{"moves": fmt.Sprint(e.moves)}}
+func (e *relayEpisode) Observe() dataset.Example {
+	return dataset.Example{Prompt: "say " + e.word(), Answer: e.word(), Meta: map[string]string{"moves": fmt.Sprint(e.moves)}}
 }
 
 func (e *relayEpisode) Step(c string) (bool, error) {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/reward"
 )
@@ -101,7 +103,7 @@ func TestTrainNumTrainEpochs(t *testing.T) {
 	cfg.MaxSteps, cfg.NumTrainEpochs = 0, 2
 	p := newPolicy(t)
 	drawn := map[string]int{}
-	p.Script = func(ex grpo.Example, j int) string {
+	p.Script = func(ex dataset.Example, j int) string {
 		if j == 0 {
 			drawn[ex.Answer]++
 		}
@@ -135,7 +137,7 @@ func TestTrainEvalSteps(t *testing.T) {
 	cfg.MaxSteps = 5
 	cfg.EvalStrategy, cfg.EvalSteps = grpo.EvalByStep, 2
 	p := newPolicy(t)
-	p.Script = func(ex grpo.Example, j int) string {
+	p.Script = func(ex dataset.Example, j int) string {
 		if ex.Answer == "cat" || (!strings.HasPrefix(ex.Prompt, "eval") && j%2 == 0) {
 			return ex.Answer
 		}
@@ -148,7 +150,7 @@ func TestTrainEvalSteps(t *testing.T) {
 	if err := tr.Train(context.Background(), sayDataset()); err == nil || !strings.Contains(err.Error(), "EvalDataset") {
 		t.Fatalf("Train without EvalDataset = %v, want an error naming EvalDataset", err)
 	}
-	tr.EvalDataset = grpo.SliceDataset{
+	tr.EvalDataset = dataset.SliceDataset{
 		{Prompt: "eval cat", Answer: "cat"}, {Prompt: "eval dog", Answer: "dog"}, {Prompt: "eval fish", Answer: "fish"},
 	}
 	var evals []grpo.Metrics
@@ -156,7 +158,7 @@ func TestTrainEvalSteps(t *testing.T) {
 	if err := tr.Train(context.Background(), sayDataset()); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(cfg.OutputDir, grpo.MetricsFile))
+	f, err := os.Open(filepath.Join(cfg.OutputDir, checkpoint.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +210,7 @@ func TestNumGenerationsEval(t *testing.T) {
 		cfg.MaxSteps = 2
 		cfg.EvalStrategy, cfg.EvalSteps, cfg.NumGenerationsEval = grpo.EvalByStep, 2, tc.n
 		p := newPolicy(t)
-		p.Script = func(ex grpo.Example, j int) string {
+		p.Script = func(ex dataset.Example, j int) string {
 			if j == 0 {
 				return ex.Answer
 			}
@@ -218,7 +220,7 @@ func TestNumGenerationsEval(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr.EvalDataset = grpo.SliceDataset{{Prompt: "eval cat", Answer: "cat"}, {Prompt: "eval dog", Answer: "dog"}}
+		tr.EvalDataset = dataset.SliceDataset{{Prompt: "eval cat", Answer: "cat"}, {Prompt: "eval dog", Answer: "dog"}}
 		var evals []grpo.Metrics
 		tr.OnEval = func(m grpo.Metrics) { evals = append(evals, m) }
 		if err := tr.Train(context.Background(), sayDataset()); err != nil {

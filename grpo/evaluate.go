@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/reward"
 )
 
@@ -60,7 +61,7 @@ func (r *EvalResult) Mean(name string) (float64, bool) {
 // opts.Temperature > 0; opts.Generations times) and scores the completions with rewards, as the
 // trainer would score them: a held-out evaluation. Reward failures score 0
 // (see reward.Evaluator). It returns context.Cause(ctx) when ctx ends.
-func Evaluate(ctx context.Context, p Policy, data Dataset, rewards []reward.Named, opts EvalOptions) (*EvalResult, error) {
+func Evaluate(ctx context.Context, p Policy, data dataset.Dataset, rewards []reward.Named, opts EvalOptions) (*EvalResult, error) {
 	if p == nil || data == nil {
 		return nil, errors.New("grpo: Evaluate: nil Policy or Dataset")
 	}
@@ -89,7 +90,7 @@ func Evaluate(ctx context.Context, p Policy, data Dataset, rewards []reward.Name
 		if err := ctx.Err(); err != nil {
 			return nil, context.Cause(ctx)
 		}
-		exs := make([]Example, 0, batch)
+		exs := make([]dataset.Example, 0, batch)
 		for i := start; i < min(start+batch, n); i++ {
 			ex, err := data.Example(i)
 			if err != nil {

@@ -6,6 +6,8 @@ import (
 	"log"
 	"strings"
 
+	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/lora"
 	"github.com/grpokit/grpokit/model"
@@ -35,9 +37,9 @@ func ExampleTrainer_resume() {
 		log.Fatal(err)
 	}
 
-	data := grpo.SliceDataset{
-		{Messages: []grpo.Message{{Role: "user", Content: "What is 2+3? Answer with a number."}}, Answer: "5"},
-		{Messages: []grpo.Message{{Role: "user", Content: "What is 7-4? Answer with a number."}}, Answer: "3"},
+	data := dataset.SliceDataset{
+		{Messages: []dataset.Message{{Role: "user", Content: "What is 2+3? Answer with a number."}}, Answer: "5"},
+		{Messages: []dataset.Message{{Role: "user", Content: "What is 7-4? Answer with a number."}}, Answer: "3"},
 	}
 	correct := reward.Func(func(_, completion, answer string) float64 {
 		if strings.TrimSpace(completion) == answer {
@@ -58,7 +60,7 @@ func ExampleTrainer_resume() {
 	}
 	path, err := grpo.LatestCheckpoint(cfg.OutputDir)
 	switch {
-	case errors.Is(err, grpo.ErrNoCheckpoint): // a first run
+	case errors.Is(err, checkpoint.ErrNoCheckpoint): // a first run
 	case err != nil:
 		log.Fatal(err) // checkpoints exist but none can be read
 	default:

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
@@ -27,10 +28,10 @@ func ExampleTrainer() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	var data grpo.SliceDataset
+	var data dataset.SliceDataset
 	var choices [][]int
 	for _, a := range animals {
-		data = append(data, grpo.Example{Prompt: "say " + a, Answer: a})
+		data = append(data, dataset.Example{Prompt: "say " + a, Answer: a})
 		choices = append(choices, tok.Tokenizer.Encode(a, false))
 	}
 	policy, err := grpo.NewLMPolicy(m, nil, tok, &grpo.LMPolicyOptions{

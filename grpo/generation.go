@@ -3,6 +3,8 @@ package grpo
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/grpokit/grpokit/loss"
 )
 
 // This file holds TRL 1.10's generation batches (steps_per_generation /
@@ -136,9 +138,9 @@ func (b *rolloutBatch) slice(j, spg int) []*microBatch {
 // counted (rows in the loss, from microRows); otherwise every step has
 // GradientAccumulationSteps full micro-batches (Validate and TrainEnv
 // rule out what could change that).
-func (t *Trainer) stepNormalizers(buf *rolloutBatch, microRows []int, norm StepNormalizers) []StepNormalizers {
+func (t *Trainer) stepNormalizers(buf *rolloutBatch, microRows []int, norm loss.StepNormalizers) []loss.StepNormalizers {
 	a, spg := t.cfg.GradientAccumulationSteps, t.cfg.EffectiveStepsPerGeneration()
-	out := make([]StepNormalizers, len(buf.Micro))
+	out := make([]loss.StepNormalizers, len(buf.Micro))
 	if !t.cfg.stepsInOneGeneration() {
 		for i := range out {
 			out[i] = norm

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/reward"
 )
 
@@ -20,7 +22,7 @@ type countingPolicy struct {
 	calls int
 }
 
-func (p *countingPolicy) Generate(ctx context.Context, prompts []grpo.Example, n int, opts grpo.GenerateOptions) ([]grpo.Completion, error) {
+func (p *countingPolicy) Generate(ctx context.Context, prompts []dataset.Example, n int, opts grpo.GenerateOptions) ([]grpo.Completion, error) {
 	p.calls++
 	return p.Policy.Generate(ctx, prompts, n, opts)
 }
@@ -154,7 +156,7 @@ func TestTrainEnvGenerationBatch(t *testing.T) {
 // steps' losses must add up to the single step's loss: each step sees a
 // different third of the batch, with the generation batch's normalizer.
 func TestGenerationBatchLossSplits(t *testing.T) {
-	for _, lt := range []grpo.LossType{grpo.LossDAPO, grpo.LossCISPO} {
+	for _, lt := range []loss.Type{loss.DAPO, loss.CISPO} {
 		t.Run(string(lt), func(t *testing.T) {
 			cfg := smallConfig(t)
 			cfg.BatchSize, cfg.LearningRate, cfg.LossType, cfg.EntropyCoef = 4, 0, lt, 0.1

@@ -10,6 +10,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/reward"
 )
 
@@ -232,13 +233,13 @@ func TestGenerationBatchGoldenTRL110(t *testing.T) {
 							for j := range golden[i].IDs {
 								l := float64(perToken.Data[i*c+j])
 								switch cfg.LossType {
-								case LossDAPO, LossCISPO, LossVESPO:
+								case loss.DAPO, loss.CISPO, loss.VESPO:
 									want += l / float64(in.NumItemsInBatch)
-								case LossGRPO:
+								case loss.GRPO:
 									want += l / (n * 2)
-								case LossBNPO:
+								case loss.BNPO:
 									want += l / sliceTokens
-								case LossDrGRPO:
+								case loss.DrGRPO:
 									want += l / (2 * float64(c))
 								default:
 									t.Fatalf("no normalizer for %s", cfg.LossType)

@@ -14,6 +14,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/internal/backend"
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/reward"
 )
 
@@ -32,10 +33,10 @@ type trl110 struct {
 	} `json:"inputs"`
 	AdvantageSets map[string]struct {
 		Params struct {
-			RewardColumns []string     `json:"reward_columns"`
-			RewardWeights []float64    `json:"reward_weights"`
-			ScaleRewards  ScaleRewards `json:"scale_rewards"`
-			Aggregation   Aggregation  `json:"multi_objective_aggregation"`
+			RewardColumns []string          `json:"reward_columns"`
+			RewardWeights []float64         `json:"reward_weights"`
+			ScaleRewards  loss.ScaleRewards `json:"scale_rewards"`
+			Aggregation   loss.Aggregation  `json:"multi_objective_aggregation"`
 		} `json:"params"`
 		Advantages        []float64          `json:"advantages"`
 		AggregatedRewards []float64          `json:"aggregated_rewards"`
@@ -124,7 +125,7 @@ func TestAdvantagesGoldenTRL110(t *testing.T) {
 	for name, set := range g.AdvantageSets {
 		t.Run(name, func(t *testing.T) {
 			p := set.Params
-			a, err := RewardAdvantages(g.rewardScores(p.RewardColumns), p.RewardWeights, g.Inputs.NumGenerations, p.ScaleRewards, p.Aggregation)
+			a, err := loss.RewardAdvantages(g.rewardScores(p.RewardColumns), p.RewardWeights, g.Inputs.NumGenerations, p.ScaleRewards, p.Aggregation)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -175,7 +176,7 @@ func TestHighEntropyMaskGoldenTRL110(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			cfg, _ := g.Variants[v].config(t)
 			q := 1 - cfg.TopEntropyQuantile
-			out := MustExecOnce(backend.Must(""), func(h, m *Node) *Node { return HighEntropyMask(h, m, q) },
+			out := MustExecOnce(backend.Must(""), func(h, m *Node) *Node { return loss.HighEntropyMask(h, m, q) },
 				tensors.FromFlatDataAndDimensions(ent.Data, ent.Shape...), tensors.FromFlatDataAndDimensions(mask, ent.Shape...))
 			got := tensors.MustCopyFlatData[float32](out)
 			want := ts[v+".entropy_mask"].Data
@@ -265,7 +266,7 @@ func TestLossGoldenTRL110(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				adv, err := RewardAdvantages(g.rewardScores(set.Params.RewardColumns), set.Params.RewardWeights, in.NumGenerations, set.Params.ScaleRewards, set.Params.Aggregation)
+				adv, err := loss.RewardAdvantages(g.rewardScores(set.Params.RewardColumns), set.Params.RewardWeights, in.NumGenerations, set.Params.ScaleRewards, set.Params.Aggregation)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -273,7 +274,7 @@ func TestLossGoldenTRL110(t *testing.T) {
 					r.Advantage = adv.Values[i]
 				}
 				mb := packRowsShape(rows, b, 5, c, false)
-				mb.setWeights(cfg.LossType, StepNormalizers{Rows: b, Tokens: mb.tokens(), MicroBatch: 1, MaxCompletionLength: c, Columns: c})
+				mb.setWeights(cfg.LossType, loss.StepNormalizers{Rows: b, Tokens: mb.tokens(), MicroBatch: 1, MaxCompletionLength: c, Columns: c})
 				if mb.tokens() != in.NumItemsInBatch {
 					t.Fatalf("%d loss tokens, golden num_items_in_batch %d", mb.tokens(), in.NumItemsInBatch)
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/lora"
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/model"
 )
 
@@ -34,24 +35,24 @@ func TestLoRAGradientsGolden(t *testing.T) {
 	for _, v := range mb.LossMask {
 		tokens += int(v)
 	}
-	spec := LossSpec{Epsilon: g.Epsilon, EpsilonHigh: g.EpsilonHigh, Beta: g.Beta}
+	spec := loss.Spec{Epsilon: g.Epsilon, EpsilonHigh: g.EpsilonHigh, Beta: g.Beta}
 
 	for _, mode := range memoryModes {
 		for _, variant := range []string{"onpolicy", "offpolicy"} {
-			for _, lt := range []LossType{LossGRPO, LossBNPO, LossDrGRPO} {
+			for _, lt := range []loss.Type{loss.GRPO, loss.BNPO, loss.DrGRPO} {
 				t.Run(fmt.Sprintf("%s/%s/%s", mode.name, variant, lt), func(t *testing.T) {
-					mb.setWeights(lt, StepNormalizers{Rows: len(rows), Tokens: tokens, MicroBatch: 1, MaxCompletionLength: g.MaxCompletionLength})
+					mb.setWeights(lt, loss.StepNormalizers{Rows: len(rows), Tokens: tokens, MicroBatch: 1, MaxCompletionLength: g.MaxCompletionLength})
 					exec, err := mlctx.NewExecAny(pol.Backend(), pol.Context(), func(ctx *mlctx.Context, in []*Node) []*Node {
 						ctx = ctx.Checked(false)
 						c := in[2].Shape().Dim(1)
-						logp, _ := policyLogProbs(ctx, pol, in[0], in[1], c, logProbsOptions{temperature: g.Temperature, chunk: mode.chunk, checkpoint: mode.checkpoint})
-						ref, _ := policyLogProbs(ctx, pol, in[0], in[1], c, logProbsOptions{temperature: g.Temperature, reference: true, chunk: mode.chunk})
+						logp, _ := PolicyLogProbs(ctx, pol, in[0], in[1], c, LogProbsOptions{Temperature: g.Temperature, ChunkSize: mode.chunk, GradientCheckpointing: mode.checkpoint})
+						ref, _ := PolicyLogProbs(ctx, pol, in[0], in[1], c, LogProbsOptions{Temperature: g.Temperature, Reference: true, ChunkSize: mode.chunk})
 						old := StopGradient(logp)
 						if variant == "offpolicy" {
 							old = in[microInputs]
 						}
-						terms := TokenLoss(LossInputs{LogP: logp, Old: old, Ref: StopGradient(ref), Adv: in[4]}, spec)
-						loss := WeightedLoss(terms.PerToken, in[3])
+						terms := loss.TokenLoss(loss.Inputs{LogP: logp, Old: old, Ref: StopGradient(ref), Adv: in[4]}, spec)
+						loss := loss.WeightedLoss(terms.PerToken, in[3])
 						values := make([]*Node, len(vars))
 						for i, v := range vars {
 							values[i] = v.ValueGraph(logp.Graph())

@@ -15,6 +15,8 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph builder
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/grpo/grpotest"
 	"github.com/grpokit/grpokit/reward"
@@ -113,7 +115,7 @@ func TestNonFiniteStepSkipped(t *testing.T) {
 			t.Errorf("variable %s changed during the non-finite steps", name)
 		}
 	}
-	ms, err := grpo.ReadMetrics(filepath.Join(cfg.OutputDir, grpo.MetricsFile))
+	ms, err := grpo.ReadMetrics(filepath.Join(cfg.OutputDir, checkpoint.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +131,7 @@ func TestNonFiniteStepSkipped(t *testing.T) {
 	if steps, _ := grpo.Series(ms, "loss"); len(steps) != 4 {
 		t.Errorf("Series(loss) has steps %v, want the 4 finite ones", steps)
 	}
-	data, _ := os.ReadFile(filepath.Join(cfg.OutputDir, grpo.MetricsFile))
+	data, _ := os.ReadFile(filepath.Join(cfg.OutputDir, checkpoint.MetricsFile))
 	if !strings.Contains(string(data), `"loss":null`) {
 		t.Errorf("metrics.jsonl lacks \"loss\":null")
 	}
@@ -231,15 +233,15 @@ func TestErrorSavesCheckpoint(t *testing.T) {
 
 // stepFailing fails on the prompts of optimizer step failStep (1-based).
 type stepFailing struct {
-	grpo.SliceDataset
+	dataset.SliceDataset
 	failStep, perStep int
 }
 
 func (d stepFailing) Len() int { return 100 }
 
-func (d stepFailing) Example(i int) (grpo.Example, error) {
+func (d stepFailing) Example(i int) (dataset.Example, error) {
 	if i >= (d.failStep-1)*d.perStep {
-		return grpo.Example{}, fmt.Errorf("disk error at example %d", i)
+		return dataset.Example{}, fmt.Errorf("disk error at example %d", i)
 	}
 	return d.SliceDataset.Example(i % len(d.SliceDataset))
 }

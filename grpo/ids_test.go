@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/grpo/grpotest"
 	"github.com/grpokit/grpokit/model"
@@ -40,7 +41,7 @@ func idsPolicy(t *testing.T) *grpo.LMPolicy {
 
 func TestLMPolicyPromptIDsWithoutTokenizer(t *testing.T) {
 	p := idsPolicy(t)
-	prompts := []grpo.Example{{PromptIDs: []int{5, 7, 9, 11}}, {PromptIDs: []int{13, 15}}}
+	prompts := []dataset.Example{{PromptIDs: []int{5, 7, 9, 11}}, {PromptIDs: []int{13, 15}}}
 	opts := grpo.GenerateOptions{MaxPromptLength: 3, MaxCompletionLength: 6, Temperature: 1, TopP: 1, Seed: 1}
 
 	free, err := p.Generate(context.Background(), prompts, 4, opts)
@@ -80,7 +81,7 @@ func TestLMPolicyPromptIDsWithoutTokenizer(t *testing.T) {
 		}
 	}
 
-	if _, err := p.Generate(context.Background(), []grpo.Example{{Prompt: "text"}}, 2, opts); err == nil || !strings.Contains(err.Error(), "PromptIDs") {
+	if _, err := p.Generate(context.Background(), []dataset.Example{{Prompt: "text"}}, 2, opts); err == nil || !strings.Contains(err.Error(), "PromptIDs") {
 		t.Errorf("text prompt without a tokenizer: err = %v, want one pointing to PromptIDs", err)
 	}
 }
@@ -93,7 +94,7 @@ func TestTrainerWithPromptIDs(t *testing.T) {
 	cfg.NumGenerations, cfg.BatchSize = 4, 8
 	cfg.MaxCompletionLength, cfg.MinCompletionLength = 3, 3
 	cfg.MaxSteps, cfg.LoggingSteps = 2, 0
-	data := grpo.SliceDataset{{PromptIDs: []int{1, 3, 5}}, {PromptIDs: []int{7, 9}}}
+	data := dataset.SliceDataset{{PromptIDs: []int{1, 3, 5}}, {PromptIDs: []int{7, 9}}}
 	n := 0
 	counter := reward.Func(func(_, _, _ string) float64 { n++; return float64(n % 3) })
 	ms := trainOn(t, p, cfg, data, reward.Named{Name: "counter", Weight: 1, Scorer: counter})
@@ -124,7 +125,7 @@ type slowPolicy struct {
 	delay time.Duration
 }
 
-func (p slowPolicy) Generate(ctx context.Context, prompts []grpo.Example, n int, opts grpo.GenerateOptions) ([]grpo.Completion, error) {
+func (p slowPolicy) Generate(ctx context.Context, prompts []dataset.Example, n int, opts grpo.GenerateOptions) ([]grpo.Completion, error) {
 	time.Sleep(p.delay)
 	return p.Policy.Generate(ctx, prompts, n, opts)
 }

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/lora"
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 	"github.com/grpokit/grpokit/tokenizer"
@@ -24,7 +26,7 @@ var nameWords = []string{"cat", "dog", "fish", "bird", "frog", "bear", "wolf", "
 // 1/len(nameWords).
 type nameTask struct {
 	policy *grpo.LMPolicy
-	data   grpo.SliceDataset
+	data   dataset.SliceDataset
 }
 
 // newNameTask builds a tiny Llama (random init) with a byte-BPE tokenizer
@@ -67,7 +69,7 @@ func newNameTaskQ(t testing.TB, useLoRA bool, quantize string, seed uint64) *nam
 	for _, w := range nameWords {
 		ids := tok.Tokenizer.Encode(w, false)
 		answers = append(answers, ids)
-		task.data = append(task.data, grpo.Example{Prompt: "say " + w, Answer: w})
+		task.data = append(task.data, dataset.Example{Prompt: "say " + w, Answer: w})
 	}
 	task.policy, err = grpo.NewLMPolicy(m, adapter, tok, &grpo.LMPolicyOptions{
 		Constraint: model.NewTrie(answers, tok.EOS[0]), NoSpecialTokens: true})
@@ -124,10 +126,10 @@ func nameConfig(steps int) grpo.Config {
 		cfg.WarmupSteps = v
 	}
 	if v := os.Getenv("GRPO_LEARN_SCALE"); v != "" {
-		cfg.ScaleRewards = grpo.ScaleRewards(v)
+		cfg.ScaleRewards = loss.ScaleRewards(v)
 	}
 	if v := os.Getenv("GRPO_LEARN_LOSS"); v != "" {
-		cfg.LossType = grpo.LossType(v)
+		cfg.LossType = loss.Type(v)
 	}
 	if v := os.Getenv("GRPO_LEARN_SCHED"); v != "" {
 		cfg.LRSchedulerType = grpo.Schedule(v)

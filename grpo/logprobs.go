@@ -5,6 +5,8 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph builders read like math, as GoMLX's layers.
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/internal/vjp"
+	"github.com/grpokit/grpokit/loss"
+	"github.com/grpokit/grpokit/memplan"
 )
 
 // HeadPolicy is an optional interface of a Policy whose logits are a head
@@ -30,48 +32,65 @@ type HeadPolicy interface {
 }
 
 // logitsChunkElements is the size, in logits, of the chunks that
-// LogitsChunkSize 0 picks: 8 Mi float32 (32 MiB) per [B, n, V] tensor.
-const logitsChunkElements = 8 << 20
+// LogitsChunkSize 0 picks (the memory plan counts the same).
+const logitsChunkElements = memplan.LogitsChunkElements
 
-// logProbsOptions say how policyLogProbs builds the log-probabilities.
-type logProbsOptions struct {
-	temperature float64
-	reference   bool    // the reference model's
-	allowed     []*Node // constraint inputs (ids, any) of MaskLogits; nil for none
-	chunk       int     // completion positions per chunk; 0 picks (see Config.LogitsChunkSize)
-	checkpoint  bool    // LogitsInputs.GradientCheckpointing
+// LogProbsOptions say how PolicyLogProbs builds the log-probabilities.
+// The zero value is the policy's own log-probs at temperature 1, in chunks
+// of the default size.
+type LogProbsOptions struct {
+	// Temperature divides the logits first (Config.Temperature); 0 means 1.
+	Temperature float64
+	// Reference builds the reference model's log-probs (see
+	// LogitsInputs.Reference).
+	Reference bool
+	// Allowed are the constraint inputs (ids, any) of MaskLogits; nil for
+	// none.
+	Allowed []*graph.Node
+	// ChunkSize is the completion positions per chunk of a HeadPolicy's
+	// logits; 0 picks (see Config.LogitsChunkSize).
+	ChunkSize int
+	// GradientCheckpointing is LogitsInputs.GradientCheckpointing.
+	GradientCheckpointing bool
 }
 
 // chunkSize returns the positions per chunk for b rows of a vocabulary of
 // v tokens: o.chunk, or as many as fit logitsChunkElements (at least one).
-func (o logProbsOptions) chunkSize(b, v int) int {
-	if o.chunk > 0 {
-		return o.chunk
+func (o LogProbsOptions) chunkSize(b, v int) int {
+	if o.ChunkSize > 0 {
+		return o.ChunkSize
 	}
 	return max(1, logitsChunkElements/max(1, b*v))
 }
 
-// policyLogProbs builds the policy's (or reference's) per-token
+// PolicyLogProbs builds the policy's (or reference's) per-token
 // log-probabilities and entropies [B, C] of the completion tokens of tokens
-// [B, P+C], with C = completionLen. A HeadPolicy's logits are made one
-// chunk of positions at a time, each chunk checkpointed (vjp.Checkpoint) so
-// that the backward pass makes it again instead of keeping it.
-func policyLogProbs(ctx *mlctx.Context, p Policy, tokens, mask *Node, completionLen int, o logProbsOptions) (logp, entropy *Node) {
+// [B, P+C] (mask [B, P+C] marks the real tokens), with C = completionLen:
+// the one log-prob builder of the GRPO and SFT losses and of the old and
+// reference log-probs. A HeadPolicy's logits are made one chunk of
+// positions at a time, each chunk checkpointed (vjp.Checkpoint) so that
+// the backward pass makes it again instead of keeping it. This is a graph
+// building function and panics on error.
+func PolicyLogProbs(ctx *mlctx.Context, p Policy, tokens, mask *graph.Node, completionLen int, o LogProbsOptions) (logp, entropy *graph.Node) {
+	temperature := o.Temperature
+	if temperature == 0 {
+		temperature = 1
+	}
 	l := tokens.Shape().Dim(1)
 	promptLen := l - completionLen
-	in := LogitsInputs{Tokens: tokens, Mask: mask, PromptLen: promptLen, Reference: o.reference, GradientCheckpointing: o.checkpoint}
+	in := LogitsInputs{Tokens: tokens, Mask: mask, PromptLen: promptLen, Reference: o.Reference, GradientCheckpointing: o.GradientCheckpointing}
 	targets := Slice(tokens, AxisRange(), AxisRange(promptLen, l))
 	hp, ok := p.(HeadPolicy)
 	if !ok {
 		logits := p.Logits(ctx, in)
-		if o.allowed != nil {
-			logits = MaskLogits(logits, o.allowed[0], o.allowed[1])
+		if o.Allowed != nil {
+			logits = MaskLogits(logits, o.Allowed[0], o.Allowed[1])
 		}
-		return TokenLogProbs(logits, targets, o.temperature)
+		return loss.TokenLogProbs(logits, targets, temperature)
 	}
 	hidden := hp.Hidden(ctx, in)
 	b, c := hidden.Shape().Dim(0), hidden.Shape().Dim(1)
-	n := o.chunkSize(b, vocabOf(ctx, hp, hidden, o.reference))
+	n := o.chunkSize(b, vocabOf(ctx, hp, hidden, o.Reference))
 	var logps, entropies []*Node
 	for start := 0; start < c; start += n {
 		end := min(c, start+n)
@@ -83,15 +102,15 @@ func policyLogProbs(ctx *mlctx.Context, p Policy, tokens, mask *Node, completion
 		}
 		chunkTargets := cols(targets)
 		var ids, any *Node
-		if o.allowed != nil {
-			ids, any = cols(o.allowed[0]), cols(o.allowed[1])
+		if o.Allowed != nil {
+			ids, any = cols(o.Allowed[0]), cols(o.Allowed[1])
 		}
 		both := vjp.Checkpoint(func(h *Node) *Node {
-			logits := hp.Head(ctx, h, o.reference)
+			logits := hp.Head(ctx, h, o.Reference)
 			if ids != nil {
 				logits = MaskLogits(logits, ids, any)
 			}
-			lp, ent := TokenLogProbs(logits, chunkTargets, o.temperature)
+			lp, ent := loss.TokenLogProbs(logits, chunkTargets, temperature)
 			return Stack([]*Node{lp, ent}, -1) // [B, n, 2]
 		}, cols(hidden))
 		logps = append(logps, Reshape(Slice(both, AxisRange(), AxisRange(), AxisElem(0)), b, end-start))
@@ -112,9 +131,9 @@ func vocabOf(ctx *mlctx.Context, hp HeadPolicy, hidden *Node, reference bool) in
 
 // logProbsOptions returns the options of the trainer's log-prob graphs;
 // train is set for the graph that is differentiated.
-func (t *Trainer) logProbsOptions(reference, train bool, allowed []*Node) logProbsOptions {
-	return logProbsOptions{
-		temperature: t.cfg.Temperature, reference: reference, allowed: allowed,
-		chunk: t.cfg.LogitsChunkSize, checkpoint: t.cfg.GradientCheckpointing && train,
+func (t *Trainer) logProbsOptions(reference, train bool, allowed []*Node) LogProbsOptions {
+	return LogProbsOptions{
+		Temperature: t.cfg.Temperature, Reference: reference, Allowed: allowed,
+		ChunkSize: t.cfg.LogitsChunkSize, GradientCheckpointing: t.cfg.GradientCheckpointing && train,
 	}
 }

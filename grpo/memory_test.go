@@ -1,107 +1,113 @@
-package grpo
+package grpo_test
 
 import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph"
-	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/dataset"
+	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/lora"
+	"github.com/grpokit/grpokit/memplan"
+	"github.com/grpokit/grpokit/model"
+	"github.com/grpokit/grpokit/reward"
 )
 
-// graphFacts are what TestActivationMemoryGraph reads from a training graph.
-type graphFacts struct {
-	widestLogits int // largest n of a [B, n, V] node anywhere in the graph
-	keptLogits   int // forward [B, n, V] nodes that the backward pass reads
-	keptMLP      int // forward [B, T, intermediate] nodes that the backward pass reads
+// TestTrainerPrintsMemoryPlan: an LMPolicy's run prints the memory plan
+// before step 0, stops with an *OutOfMemoryError naming the settings to
+// lower when the plan exceeds Trainer.Memory, and trains anyway with a
+// budget that is off. GRPOKIT_MEMORY_LIMIT is the command's: the trainer
+// never reads it.
+func TestTrainerPrintsMemoryPlan(t *testing.T) {
+	shape := model.Config{
+		ModelType: "llama", VocabSize: 64, HiddenSize: 16, IntermediateSize: 32,
+		NumHiddenLayers: 1, NumAttentionHeads: 2, NumKeyValueHeads: 1, HeadDim: 8, MaxPositionEmbeddings: 64,
+		RMSNormEps: 1e-5, RopeTheta: 10000, TieWordEmbeddings: true, HiddenAct: "silu", BOSTokenID: 1, EOSTokenIDs: []int{2},
+	}
+	data := dataset.SliceDataset{{PromptIDs: []int{5, 6, 7}}, {PromptIDs: []int{8, 9, 10, 11, 12}}}
+	t.Setenv(memplan.LimitEnv, "1MB")
+	run := func(limit string) (string, error) {
+		m, err := model.New(shape, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := grpo.NewLMPolicy(m, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := grpo.DefaultConfig()
+		cfg.NumGenerations, cfg.BatchSize, cfg.MaxSteps = 2, 4, 1
+		cfg.MaxPromptLength, cfg.MaxCompletionLength = 8, 3
+		cfg.LoggingSteps = 0
+		cfg.OutputDir = filepath.Join(t.TempDir(), "out")
+		tr, err := grpo.NewTrainer(p, cfg, reward.Named{Name: "one", Weight: 1, Scorer: reward.Func(func(_, _, _ string) float64 { return 1 })})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if limit != "" {
+			budget, err := memplan.ParseLimit(limit, "limit")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr.Memory = &budget
+		}
+		var out strings.Builder
+		tr.Progress = &out
+		err = tr.Train(context.Background(), data)
+		return out.String(), err
+	}
+
+	out, err := run("1MB")
+	var oom *memplan.OutOfMemoryError
+	if !errors.As(err, &oom) {
+		t.Fatalf("1MB limit: error %v, want *OutOfMemoryError", err)
+	}
+	if oom.Available != 1e6 || !strings.Contains(err.Error(), "per_device_train_batch_size (4)") {
+		t.Errorf("error: %v", err)
+	}
+	// The longest prompt of the data (5 tokens) sizes the plan.
+	if !strings.Contains(out, "memory plan: llama") || !strings.Contains(out, "4 rows × (5 prompt + 3 completion) tokens") ||
+		!strings.Contains(out, "peak (estimate)") {
+		t.Errorf("plan not printed:\n%s", out)
+	}
+	if out, err := run("off"); err != nil || !strings.Contains(out, "memory plan:") {
+		t.Errorf("off: %v\n%s", err, out)
+	}
+	if out, err := run(""); err != nil || !strings.Contains(out, "memory plan:") {
+		t.Errorf("no budget given, %s=1MB in the environment: %v\n%s", memplan.LimitEnv, err, out)
+	}
 }
 
-// trainGraphFacts builds the golden llama-tiny GRPO loss and its LoRA
-// gradients as the trainer does, with the given chunk size and
-// checkpointing, and inspects the graph (nothing is run).
-func trainGraphFacts(t *testing.T, chunk int, checkpoint bool) graphFacts {
-	t.Helper()
-	g, _ := loadGoldenGRPO(t, "llama-tiny")
-	pol := goldenLoRAPolicy(t, nil)
-	cfg := pol.Model().Config()
-	vars := pol.TrainableVariables()
-	rows := goldenRows(g)
-	mb := packRowsShape(rows, len(rows), 5, g.MaxCompletionLength, false)
-	mb.setWeights(LossDAPO, StepNormalizers{Rows: len(rows), Tokens: mb.tokens(), MicroBatch: 1, MaxCompletionLength: g.MaxCompletionLength})
-	var facts graphFacts
-	exec, err := mlctx.NewExecAny(pol.Backend(), pol.Context(), func(ctx *mlctx.Context, in []*Node) []*Node {
-		ctx = ctx.Checked(false)
-		b, l := in[0].Shape().Dim(0), in[0].Shape().Dim(1)
-		logp, ent := policyLogProbs(ctx, pol, in[0], in[1], in[2].Shape().Dim(1), logProbsOptions{temperature: 1, chunk: chunk, checkpoint: checkpoint})
-		terms := TokenLoss(LossInputs{LogP: logp, Adv: in[4], Mask: in[2], Entropy: ent}, LossSpec{Epsilon: 0.2, EpsilonHigh: 0.2})
-		loss := WeightedLoss(terms.PerToken, in[3])
-		values := make([]*Node, len(vars))
-		for i, v := range vars {
-			values[i] = v.ValueGraph(loss.Graph())
-		}
-		grads := Gradient(loss, values...)
-		last := loss.Id()
-		readLate := map[NodeId]bool{} // nodes read by a node made after the loss
-		for _, n := range loss.Graph().Nodes() {
-			if n.Id() > last {
-				for _, x := range n.Inputs() {
-					readLate[x.Id()] = true
-				}
-			}
-		}
-		for _, n := range loss.Graph().Nodes() {
-			d := n.Shape().Dimensions
-			if len(d) != 3 || d[0] != b {
-				continue
-			}
-			if d[2] == cfg.VocabSize {
-				facts.widestLogits = max(facts.widestLogits, d[1])
-				if n.Id() < last && readLate[n.Id()] {
-					facts.keptLogits++
-				}
-			}
-			if d[1] == l && d[2] == cfg.IntermediateSize && n.Id() < last && readLate[n.Id()] {
-				facts.keptMLP++
-			}
-		}
-		return append([]*Node{loss}, grads...)
-	})
-	if err != nil {
-		t.Fatal(err)
+// TestLMPolicyMemoryRequest: the bytes a loaded model's frozen weights
+// take (summed over its variables) are what model.Config.HeldBytes counts
+// from the shapes, for each storage.
+func TestLMPolicyMemoryRequest(t *testing.T) {
+	shape := model.Config{
+		ModelType: "llama", VocabSize: 256, HiddenSize: 64, IntermediateSize: 128,
+		NumHiddenLayers: 2, NumAttentionHeads: 4, NumKeyValueHeads: 2, HeadDim: 16, MaxPositionEmbeddings: 64,
+		RMSNormEps: 1e-5, RopeTheta: 10000, TieWordEmbeddings: true, HiddenAct: "silu", BOSTokenID: 1, EOSTokenIDs: []int{2},
 	}
-	if _, err := exec.Exec(mb.inputs(false, false)...); err != nil {
-		t.Fatal(err)
-	}
-	return facts
-}
-
-// TestActivationMemoryGraph checks, on the graph itself, that the chunked
-// log-probs never build the [B, C, V] logits (the widest logits node is
-// one chunk) and keep no logits for the backward pass, and that gradient
-// checkpointing keeps no MLP activation for it; the whole-logits and
-// non-checkpointed builds show that the inspection sees both.
-func TestActivationMemoryGraph(t *testing.T) {
-	c := 8 // the golden completions' length
-	for _, tc := range []struct {
-		name       string
-		chunk      int
-		checkpoint bool
-		widest     int
-		mlpKept    bool
-	}{
-		{"one chunk", c, false, c, true},
-		{"chunks of 3", 3, false, 3, true},
-		{"chunks of 3, checkpointed layers", 3, true, 3, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := trainGraphFacts(t, tc.chunk, tc.checkpoint)
-			if f.widestLogits != tc.widest {
-				t.Errorf("widest logits node has %d positions, want %d", f.widestLogits, tc.widest)
-			}
-			if f.keptLogits != 0 {
-				t.Errorf("%d forward logits nodes are read by the backward pass, want 0 (chunks are recomputed)", f.keptLogits)
-			}
-			if (f.keptMLP > 0) != tc.mlpKept {
-				t.Errorf("%d forward MLP activations read by the backward pass; want some: %v", f.keptMLP, tc.mlpKept)
-			}
-		})
+	for _, st := range []model.Storage{model.StorageBF16, model.StorageNF4, model.StorageInt8} {
+		m, err := model.New(shape, 1, &model.Options{Storage: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := lora.Attach(m, lora.Config{R: 4, Alpha: 8, Seed: 1, TargetModules: []string{"q_proj", "down_proj"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := grpo.NewLMPolicy(m, a, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := p.MemoryRequest(grpo.DefaultConfig(), 0)
+		if want := shape.HeldBytes(st, "F32", false); r.WeightBytes != want {
+			t.Errorf("%s: WeightBytes %d, HeldBytes %d", st, r.WeightBytes, want)
+		}
+		if r.LoRARank != 4 || len(r.LoRATargets) != 2 || r.Storage != st {
+			t.Errorf("%s: %+v", st, r)
+		}
 	}
 }

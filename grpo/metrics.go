@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/grpokit/grpokit/checkpoint"
 )
 
 // Metrics is one optimizer step's figures, keyed by TRL's names: "step",
@@ -46,13 +48,6 @@ import (
 //
 // train_time is the forward, backward and optimizer passes.
 type Metrics map[string]float64
-
-// MetricsFile and RolloutsFile are the JSONL files the trainer writes in
-// Config.OutputDir.
-const (
-	MetricsFile  = "metrics.jsonl"
-	RolloutsFile = "rollouts.jsonl"
-)
 
 // ReadMetrics reads a metrics.jsonl file written by the trainer: one
 // Metrics per line, in step order. Lines that are not JSON objects of
@@ -135,11 +130,11 @@ func openOutputs(c Config, step int) (*outputs, error) {
 		return f, nil
 	}
 	var err error
-	if o.metrics, err = open(MetricsFile); err != nil {
+	if o.metrics, err = open(checkpoint.MetricsFile); err != nil {
 		return nil, err
 	}
 	if c.LogCompletions {
-		if o.rollouts, err = open(RolloutsFile); err != nil {
+		if o.rollouts, err = open(checkpoint.RolloutsFile); err != nil {
 			o.close()
 			return nil, err
 		}
@@ -179,7 +174,10 @@ func truncateAfterStep(path string, step int) error {
 	if text != "" {
 		text += "\n"
 	}
-	return writeFileAtomic(path, []byte(text))
+	if err := checkpoint.WriteFileAtomic(path, []byte(text)); err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
+	return nil
 }
 
 // write appends one step's metrics, and its fresh rollouts when asked.

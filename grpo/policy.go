@@ -6,6 +6,7 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/dataset"
 )
 
 // Policy is the language model being trained. LMPolicy (model, optional
@@ -20,7 +21,7 @@ type Policy interface {
 	// group order: completion j of prompt i at index i·n+j. Prompts longer
 	// than opts.MaxPromptLength tokens keep their last tokens. The same
 	// prompts, weights and opts.Seed must give the same completions.
-	Generate(ctx context.Context, prompts []Example, n int, opts GenerateOptions) ([]Completion, error)
+	Generate(ctx context.Context, prompts []dataset.Example, n int, opts GenerateOptions) ([]Completion, error)
 
 	// Logits builds the logits that predict the completion tokens:
 	// for in.Tokens [B, P+C], the logits at positions P−1 … P+C−2,

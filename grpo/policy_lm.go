@@ -11,6 +11,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/lora"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/tokenizer"
@@ -44,7 +45,6 @@ var (
 	_ Saver              = (*LMPolicy)(nil)
 	_ ReferenceContexter = (*LMPolicy)(nil)
 	_ Constrained        = (*LMPolicy)(nil)
-	_ SFTEncoder         = (*LMPolicy)(nil)
 	_ HeadPolicy         = (*LMPolicy)(nil)
 )
 
@@ -195,14 +195,14 @@ func (p *LMPolicy) Save(dir string) error {
 // added), or plain text encoded with the special tokens (BOS) unless
 // NoSpecialTokens; then the last maxLen tokens when maxLen > 0. Only
 // PromptIDs work without a tokenizer.
-func (p *LMPolicy) PromptIDs(ex Example, maxLen int) ([]int, error) {
+func (p *LMPolicy) PromptIDs(ex dataset.Example, maxLen int) ([]int, error) {
 	return EncodePrompt(p.tok, ex, p.opts, maxLen)
 }
 
 // EncodePrompt is LMPolicy.PromptIDs for tokenizer tok and options opts,
 // without a model: what a policy would feed the model (a memory plan
 // measures prompts with it before any weight is loaded).
-func EncodePrompt(tok *tokenizer.Pretrained, ex Example, opts LMPolicyOptions, maxLen int) ([]int, error) {
+func EncodePrompt(tok *tokenizer.Pretrained, ex dataset.Example, opts LMPolicyOptions, maxLen int) ([]int, error) {
 	var ids []int
 	switch {
 	case len(ex.PromptIDs) > 0:
@@ -249,7 +249,7 @@ func (p *LMPolicy) TargetIDs(text string) ([]int, error) {
 // generator, stopping at the tokenizer's EOS ids (and the model config's).
 // Without a tokenizer the prompts must carry PromptIDs, the model config's
 // EOS ids stop, and every completion's Text is empty.
-func (p *LMPolicy) Generate(ctx context.Context, prompts []Example, n int, opts GenerateOptions) ([]Completion, error) {
+func (p *LMPolicy) Generate(ctx context.Context, prompts []dataset.Example, n int, opts GenerateOptions) ([]Completion, error) {
 	ids := make([][]int, len(prompts))
 	for i, ex := range prompts {
 		var err error

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 	"github.com/grpokit/grpokit/tokenizer"
@@ -83,7 +84,7 @@ func TestFrozenPolicyKeepsStorage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		comps, err := p.Generate(t.Context(), []Example{{Prompt: "say cat"}}, 2, GenerateOptions{MaxCompletionLength: 3, Seed: 1})
+		comps, err := p.Generate(t.Context(), []dataset.Example{{Prompt: "say cat"}}, 2, GenerateOptions{MaxCompletionLength: 3, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,12 +7,8 @@ import (
 	"strings"
 )
 
-// ZeroStdWarnSteps is the number of consecutive steps in which every group's
-// rewards were all equal (frac_reward_zero_std = 1) after which the trainer
-// warns on its Progress writer: such steps carry no learning signal (every
-// advantage is 0; TRL issue #3857). The warning repeats every as many
-// steps while it lasts.
-var ZeroStdWarnSteps = 10
+// defaultZeroStdWarnSteps is Trainer.ZeroStdWarnSteps's default.
+const defaultZeroStdWarnSteps = 10
 
 // logWindow holds the metrics of the steps since the last progress line,
 // so that the line shows their mean, as TRL's logs average over
@@ -59,7 +55,7 @@ func (w *logWindow) flush(last Metrics) Metrics {
 
 // logStep feeds a step's metrics to the window, prints the progress line
 // every LoggingSteps steps (and at the last), and warns when the groups
-// have had no reward spread for ZeroStdWarnSteps steps in a row.
+// have had no reward spread for Trainer.ZeroStdWarnSteps steps in a row.
 func (t *Trainer) logStep(m Metrics, total int) {
 	w := t.Progress
 	if w == nil {
@@ -69,7 +65,11 @@ func (t *Trainer) logStep(m Metrics, total int) {
 	if t.tokenSignal(m) {
 		t.win.zeroStd = 0 // the token credit carried a signal
 	}
-	if n := ZeroStdWarnSteps; n > 0 && t.win.zeroStd > 0 && t.win.zeroStd%n == 0 {
+	n := t.ZeroStdWarnSteps
+	if n == 0 {
+		n = defaultZeroStdWarnSteps
+	}
+	if n > 0 && t.win.zeroStd > 0 && t.win.zeroStd%n == 0 {
 		fmt.Fprintf(w, "grpo: warning: frac_reward_zero_std = 1 for the last %d steps: every group's completions got equal rewards, so there is no learning signal (make the task easier or the rewards finer, raise num_generations or temperature)\n", t.win.zeroStd)
 	}
 	if t.cfg.LoggingSteps > 0 && (t.step%t.cfg.LoggingSteps == 0 || t.step == total) {

@@ -14,7 +14,7 @@ import (
 // TestProgressAveragesAndWarns: the progress line every LoggingSteps steps
 // shows the mean reward of those steps (as TRL's logs), and a run whose
 // groups all tie (a constant reward: frac_reward_zero_std = 1) is warned
-// about every ZeroStdWarnSteps steps.
+// about every Trainer.ZeroStdWarnSteps steps.
 func TestProgressAveragesAndWarns(t *testing.T) {
 	cfg := smallConfig(t)
 	cfg.MaxSteps, cfg.LoggingSteps = 4, 2
@@ -40,9 +40,6 @@ func TestProgressAveragesAndWarns(t *testing.T) {
 		}
 	}
 
-	old := grpo.ZeroStdWarnSteps
-	grpo.ZeroStdWarnSteps = 3
-	defer func() { grpo.ZeroStdWarnSteps = old }()
 	cfg = smallConfig(t)
 	cfg.MaxSteps, cfg.LoggingSteps = 7, 0
 	one := reward.Func(func(_, _, _ string) float64 { return 1 })
@@ -51,7 +48,7 @@ func TestProgressAveragesAndWarns(t *testing.T) {
 		t.Fatal(err)
 	}
 	progress.Reset()
-	tr.Progress = &progress
+	tr.Progress, tr.ZeroStdWarnSteps = &progress, 3
 	if err := tr.Train(context.Background(), sayDataset()); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/grpo/grpotest"
 	"github.com/grpokit/grpokit/reward"
@@ -111,7 +112,7 @@ func TestOutputDirInUse(t *testing.T) {
 	cfg.MaxSteps = 2
 	tr, _ := newTrainer(t, cfg)
 	err := tr.Train(context.Background(), sayDataset())
-	if !errors.Is(err, grpo.ErrOutputDirInUse) {
+	if !errors.Is(err, checkpoint.ErrOutputDirInUse) {
 		t.Fatalf("second run into the same folder: err = %v, want ErrOutputDirInUse", err)
 	}
 	for _, want := range []string{"metrics.jsonl with 4 lines", "checkpoint-4", "OverwriteOutputDir", "Resume"} {
@@ -122,13 +123,13 @@ func TestOutputDirInUse(t *testing.T) {
 	if after := dirNames(t, cfg.OutputDir); !slices.Equal(before, after) {
 		t.Errorf("the refused run changed the folder: %v → %v", before, after)
 	}
-	if ms, err := grpo.ReadMetrics(filepath.Join(cfg.OutputDir, grpo.MetricsFile)); err != nil || len(ms) != 4 {
+	if ms, err := grpo.ReadMetrics(filepath.Join(cfg.OutputDir, checkpoint.MetricsFile)); err != nil || len(ms) != 4 {
 		t.Errorf("old metrics: %d lines, %v; want 4", len(ms), err)
 	}
 
 	cfg.OverwriteOutputDir = true
 	trainSteps(t, cfg)
-	ms, err := grpo.ReadMetrics(filepath.Join(cfg.OutputDir, grpo.MetricsFile))
+	ms, err := grpo.ReadMetrics(filepath.Join(cfg.OutputDir, checkpoint.MetricsFile))
 	if err != nil || len(ms) != 2 || ms[1]["step"] != 2 {
 		t.Errorf("metrics after overwrite: %d lines, %v; want the new run's 2", len(ms), err)
 	}
@@ -153,7 +154,7 @@ func TestCheckOutputDir(t *testing.T) {
 	cfg.MaxSteps, cfg.SaveSteps = 2, 2
 	trainSteps(t, cfg)
 	logsOnly := t.TempDir()
-	if err := os.WriteFile(filepath.Join(logsOnly, grpo.MetricsFile), []byte(`{"step":1}`+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(logsOnly, checkpoint.MetricsFile), []byte(`{"step":1}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -167,7 +168,7 @@ func TestCheckOutputDir(t *testing.T) {
 		{"logs without a checkpoint (Train keeps them aside)", logsOnly, false, false},
 		{"another run's checkpoint", cfg.OutputDir, false, true},
 		{"another run's checkpoint, overwrite", cfg.OutputDir, true, false},
-		{"a file, not a folder", filepath.Join(logsOnly, grpo.MetricsFile), false, false},
+		{"a file, not a folder", filepath.Join(logsOnly, checkpoint.MetricsFile), false, false},
 	}
 	names := func(dir string) []string { // nil for a missing folder or a file
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -178,15 +179,15 @@ func TestCheckOutputDir(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			before := names(c.dir)
-			err := grpo.CheckOutputDir(c.dir, c.overwrite)
-			isFile := strings.HasSuffix(c.dir, grpo.MetricsFile)
-			if got := errors.Is(err, grpo.ErrOutputDirInUse); got != c.inUse || (err != nil) != (c.inUse || isFile) {
+			err := checkpoint.CheckOutputDir(c.dir, c.overwrite)
+			isFile := strings.HasSuffix(c.dir, checkpoint.MetricsFile)
+			if got := errors.Is(err, checkpoint.ErrOutputDirInUse); got != c.inUse || (err != nil) != (c.inUse || isFile) {
 				t.Fatalf("CheckOutputDir = %v, want in use %v (an error: %v)", err, c.inUse, c.inUse || isFile)
 			}
 			if isFile {
 				return
 			}
-			var e *grpo.OutputDirInUseError
+			var e *checkpoint.OutputDirInUseError
 			if c.inUse && (!errors.As(err, &e) || e.Dir != c.dir || !strings.Contains(e.Found, "checkpoint-2") ||
 				!strings.Contains(err.Error(), "checkpoint-2")) {
 				t.Errorf("error %v (%+v), want an OutputDirInUseError naming %s and checkpoint-2", err, e, c.dir)
@@ -198,7 +199,7 @@ func TestCheckOutputDir(t *testing.T) {
 	}
 	// Train agrees: a fresh run in the refused folder fails the same way.
 	tr, _ := newTrainer(t, cfg)
-	if err := tr.Train(context.Background(), sayDataset()); !errors.Is(err, grpo.ErrOutputDirInUse) {
+	if err := tr.Train(context.Background(), sayDataset()); !errors.Is(err, checkpoint.ErrOutputDirInUse) {
 		t.Errorf("Train in the refused folder: err = %v, want ErrOutputDirInUse", err)
 	}
 }
@@ -207,33 +208,33 @@ func TestCheckOutputDir(t *testing.T) {
 // run there — fresh, resumed or overwriting — is refused before it writes,
 // and CheckOutputDir says so; once the lock is released the run trains.
 func TestOutputDirLocked(t *testing.T) {
-	if !grpo.LockingSupported {
+	if !checkpoint.LockingSupported {
 		t.Skip("no flock on this platform")
 	}
 	cfg := smallConfig(t)
 	cfg.MaxSteps, cfg.SaveSteps = 2, 2
-	release, err := grpo.LockOutputDir(cfg.OutputDir) // the running trainer
+	held, err := checkpoint.Lock(cfg.OutputDir) // the running trainer
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := dirNames(t, cfg.OutputDir)
 	for _, overwrite := range []bool{false, true} {
 		cfg.OverwriteOutputDir = overwrite
-		if err := grpo.CheckOutputDir(cfg.OutputDir, overwrite); !errors.Is(err, grpo.ErrOutputDirLocked) {
+		if err := checkpoint.CheckOutputDir(cfg.OutputDir, overwrite); !errors.Is(err, checkpoint.ErrLocked) {
 			t.Errorf("CheckOutputDir (overwrite %v) = %v, want ErrOutputDirLocked", overwrite, err)
 		}
 		tr, _ := newTrainer(t, cfg)
 		err := tr.Train(context.Background(), sayDataset())
-		if !errors.Is(err, grpo.ErrOutputDirLocked) || !strings.Contains(err.Error(), "running trainer") {
+		if !errors.Is(err, checkpoint.ErrLocked) || !strings.Contains(err.Error(), "running trainer") {
 			t.Errorf("Train (overwrite %v) beside a running trainer: err = %v, want ErrOutputDirLocked", overwrite, err)
 		}
 	}
 	if after := dirNames(t, cfg.OutputDir); !slices.Equal(before, after) {
 		t.Errorf("the refused runs changed the folder: %v → %v", before, after)
 	}
-	release()
+	held.Release()
 	cfg.OverwriteOutputDir = false
-	if err := grpo.CheckOutputDir(cfg.OutputDir, false); err != nil {
+	if err := checkpoint.CheckOutputDir(cfg.OutputDir, false); err != nil {
 		t.Errorf("CheckOutputDir after release: %v", err)
 	}
 	trainSteps(t, cfg)
@@ -243,11 +244,32 @@ func TestOutputDirLocked(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cfg.OutputDir, ".grpokit.lock")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the finished run left its lock file (%v)", err)
 	}
-	// The finished run released its lock: a resumed run can take it.
-	if release, err := grpo.LockOutputDir(cfg.OutputDir); err != nil {
-		t.Errorf("lock after a finished run: %v", err)
-	} else {
-		release()
+	// The finished run released its lock: a program can take it, and
+	// hand it to its trainer, which then trains while another is refused.
+	held, err = checkpoint.Lock(cfg.OutputDir)
+	if err != nil {
+		t.Fatalf("lock after a finished run: %v", err)
+	}
+	defer held.Release()
+	cfg.MaxSteps = 3
+	other, _ := newTrainer(t, cfg)
+	if err := other.Train(context.Background(), sayDataset()); !errors.Is(err, checkpoint.ErrLocked) {
+		t.Errorf("Train without the program's lock: err = %v, want ErrLocked", err)
+	}
+	tr, _ := newTrainer(t, cfg)
+	path, err := grpo.LatestCheckpoint(cfg.OutputDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Resume(path); err != nil {
+		t.Fatal(err)
+	}
+	tr.OutputLock = held
+	if err := tr.Train(context.Background(), sayDataset()); err != nil {
+		t.Errorf("Train with the program's lock: %v", err)
+	}
+	if _, err := checkpoint.Lock(cfg.OutputDir); !errors.Is(err, checkpoint.ErrLocked) {
+		t.Errorf("the trainer released the program's lock: Lock = %v, want ErrLocked", err)
 	}
 }
 
@@ -256,7 +278,7 @@ func TestOutputDirLocked(t *testing.T) {
 func TestNoCheckpointSentinel(t *testing.T) {
 	dir := t.TempDir()
 	for _, d := range []string{dir, filepath.Join(dir, "missing")} {
-		if _, err := grpo.LatestCheckpoint(d); !errors.Is(err, grpo.ErrNoCheckpoint) || !errors.Is(err, fs.ErrNotExist) {
+		if _, err := grpo.LatestCheckpoint(d); !errors.Is(err, checkpoint.ErrNoCheckpoint) || !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("LatestCheckpoint(%s) = %v, want ErrNoCheckpoint", d, err)
 		}
 	}
@@ -264,7 +286,7 @@ func TestNoCheckpointSentinel(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := grpo.LatestCheckpoint(dir)
-	if err == nil || errors.Is(err, grpo.ErrNoCheckpoint) || !errors.Is(err, grpo.ErrCorruptCheckpoint) ||
+	if err == nil || errors.Is(err, checkpoint.ErrNoCheckpoint) || !errors.Is(err, checkpoint.ErrCorrupt) ||
 		!strings.Contains(err.Error(), "checkpoint-7") {
 		t.Errorf("only a broken checkpoint: err = %v, want one naming checkpoint-7, not ErrNoCheckpoint", err)
 	}
@@ -565,7 +587,7 @@ func TestSaveMinutes(t *testing.T) {
 func TestOutputDirLogsOnly(t *testing.T) {
 	cfg := smallConfig(t)
 	old := `{"step":1,"loss":0.5}` + "\n" + `{"step":2,"loss":0.25}` + "\n"
-	if err := os.WriteFile(filepath.Join(cfg.OutputDir, grpo.MetricsFile), []byte(old), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(cfg.OutputDir, checkpoint.MetricsFile), []byte(old), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg.MaxSteps = 1
@@ -575,13 +597,13 @@ func TestOutputDirLogsOnly(t *testing.T) {
 	if err := tr.Train(context.Background(), sayDataset()); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := grpo.ReadMetrics(filepath.Join(cfg.OutputDir, grpo.MetricsFile))
+	ms, err := grpo.ReadMetrics(filepath.Join(cfg.OutputDir, checkpoint.MetricsFile))
 	if err != nil || len(ms) != 1 || ms[0]["loss"] == 0.5 {
 		t.Errorf("new metrics: %v, %v", ms, err)
 	}
 	var kept string
 	for _, n := range dirNames(t, cfg.OutputDir) {
-		if strings.HasPrefix(n, grpo.MetricsFile+".") {
+		if strings.HasPrefix(n, checkpoint.MetricsFile+".") {
 			kept = n
 		}
 	}

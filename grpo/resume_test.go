@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/reward"
 )
@@ -100,7 +101,7 @@ func TestResumeBitExact(t *testing.T) {
 			}
 		}
 	}
-	ms, err := grpo.ReadMetrics(filepath.Join(cfg.OutputDir, grpo.MetricsFile))
+	ms, err := grpo.ReadMetrics(filepath.Join(cfg.OutputDir, checkpoint.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

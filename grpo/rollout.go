@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/grpokit/grpokit/dataset"
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/reward"
 )
 
@@ -50,7 +52,7 @@ func (t *Trainer) generateOptions(seed uint64) GenerateOptions {
 }
 
 // generateAndScore samples G completions of each prompt and scores them.
-func (t *Trainer) generateAndScore(ctx context.Context, prompts []Example, turn int, episodes []int, seed uint64, tally *rewardTally) ([]*row, error) {
+func (t *Trainer) generateAndScore(ctx context.Context, prompts []dataset.Example, turn int, episodes []int, seed uint64, tally *rewardTally) ([]*row, error) {
 	g := t.cfg.NumGenerations
 	start := time.Now()
 	comps, err := t.policy.Generate(ctx, prompts, g, t.generateOptions(seed))
@@ -100,11 +102,11 @@ func (t *Trainer) generateAndScore(ctx context.Context, prompts []Example, turn 
 }
 
 // datasetSource draws PromptsPerGeneration examples per rollout batch.
-type datasetSource struct{ data Dataset }
+type datasetSource struct{ data dataset.Dataset }
 
 func (s *datasetSource) rollouts(ctx context.Context, t *Trainer, k int, tally *rewardTally) ([]*row, error) {
 	n := t.cfg.PromptsPerGeneration()
-	prompts := make([]Example, n)
+	prompts := make([]dataset.Example, n)
 	ids := make([]int, n)
 	for j := range prompts {
 		ids[j] = t.exampleIndex(k*n+j, s.data.Len())
@@ -137,7 +139,7 @@ func (s *envSource) rollouts(ctx context.Context, t *Trainer, k int, tally *rewa
 	}
 	var rows []*row
 	for turn := 0; turn < t.cfg.MaxTurns && len(active) > 0; turn++ {
-		prompts := make([]Example, len(active))
+		prompts := make([]dataset.Example, len(active))
 		ids := make([]int, len(active))
 		for a, j := range active {
 			prompts[a], ids[a] = eps[j].Observe(), k*n+j
@@ -212,7 +214,7 @@ func (t *Trainer) makeRollouts(ctx context.Context, src source, k int) (*rollout
 		microRows = append(microRows, n)
 	}
 	// Generation-batch normalizers: TRL's num_items_in_batch and padded width.
-	norm := StepNormalizers{MaxCompletionLength: t.cfg.MaxCompletionLength}
+	norm := loss.StepNormalizers{MaxCompletionLength: t.cfg.MaxCompletionLength}
 	for _, r := range rows {
 		norm.Columns = max(norm.Columns, len(r.IDs)) // TRL pads to the longest completion
 	}
@@ -240,7 +242,7 @@ func (t *Trainer) makeRollouts(ctx context.Context, src source, k int) (*rollout
 
 // advantages computes the advantages of rows (in groups of G) from their
 // per-reward scores, with the trainer's reward weights.
-func (t *Trainer) advantages(rows []*row) (Advantages, error) {
+func (t *Trainer) advantages(rows []*row) (loss.Advantages, error) {
 	scores := make([][]float64, len(rows))
 	for i, r := range rows {
 		scores[i] = r.Rewards
@@ -249,7 +251,7 @@ func (t *Trainer) advantages(rows []*row) (Advantages, error) {
 	for i, r := range t.rewards {
 		weights[i] = r.Weight
 	}
-	return RewardAdvantages(scores, weights, t.cfg.NumGenerations, t.cfg.ScaleRewards, t.cfg.MultiObjectiveAggregation)
+	return loss.RewardAdvantages(scores, weights, t.cfg.NumGenerations, t.cfg.ScaleRewards, t.cfg.MultiObjectiveAggregation)
 }
 
 // logProbs runs a log-probs graph on a micro-batch.
@@ -264,7 +266,7 @@ func (t *Trainer) logProbs(exec interface {
 }
 
 // rolloutMetrics computes TRL's reward and completion metrics of a batch.
-func rolloutMetrics(t *Trainer, rows []*row, adv Advantages, tally rewardTally) map[string]float64 {
+func rolloutMetrics(t *Trainer, rows []*row, adv loss.Advantages, tally rewardTally) map[string]float64 {
 	m := map[string]float64{}
 	n := float64(len(rows))
 	totals := make([]float64, len(rows))
@@ -287,14 +289,14 @@ func rolloutMetrics(t *Trainer, rows []*row, adv Advantages, tally rewardTally) 
 		for i, r := range rows {
 			col[i] = r.Rewards[ri]
 		}
-		mean, std := meanStdUnbiased(col)
+		mean, std := loss.MeanStd(col)
 		m["rewards/"+nr.Name+"/mean"] = mean
 		m["rewards/"+nr.Name+"/std"] = std
 		if len(tally.failures) > ri {
 			m["rewards/"+nr.Name+"/failures"] = float64(tally.failures[ri])
 		}
 	}
-	mean, std := meanStdUnbiased(totals)
+	mean, std := loss.MeanStd(totals)
 	m["reward"] = mean
 	m["reward_std"] = std // TRL 1.10: over all rows (v0.21.0: mean of the group stds)
 	m["frac_reward_zero_std"] = adv.FracZeroStd()

@@ -1,5 +1,7 @@
 package grpo
 
+import "github.com/grpokit/grpokit/loss"
+
 // stepStats accumulates the training graph's statistics vectors (see
 // statKL) over the micro-batches of one optimizer step.
 type stepStats [numStats]float64
@@ -38,7 +40,7 @@ func (s *stepStats) metrics(m Metrics, cfg Config, entropyCoef float64) {
 	}
 	m["entropy"] = s[statEntropy] / tok
 	switch {
-	case cfg.LossType.clipped():
+	case cfg.LossType.Clipped():
 		n := max(1, s[statClipCount])
 		m["clip_ratio/low_mean"] = s[statLowClip] / n
 		m["clip_ratio/high_mean"] = s[statHighClip] / n
@@ -48,9 +50,9 @@ func (s *stepStats) metrics(m Metrics, cfg Config, entropyCoef float64) {
 			m["clip_ratio/low_min"] = s[statLowMin]
 		}
 		m["clip_ratio/high_max"] = max(0, s[statHighMax])
-	case cfg.LossType == LossCISPO:
+	case cfg.LossType == loss.CISPO:
 		m["cispo_clip_ratio"] = s[statCISPOClip] / tok
-	case cfg.LossType == LossVESPO:
+	case cfg.LossType == loss.VESPO:
 		m["vespo/phi_seq_mean"] = s[statPhi] / max(1, s[statRows])
 	}
 	if cfg.EntropyCoef != 0 || cfg.UseAdaptiveEntropy {

@@ -8,6 +8,7 @@ import (
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
+	"github.com/grpokit/grpokit/loss"
 )
 
 // accScope is where gradients are accumulated between micro-batches.
@@ -41,13 +42,10 @@ type gradientOptimizer interface {
 	UpdateGraphWithGradients(ctx *mlctx.Context, grads []*Node, lossDType dtypes.DType)
 }
 
-// Scopes of the optimizer state (moments and step count) of the GRPO
-// Trainer and of the SFTTrainer: apart, so that a warm start leaves GRPO's
-// AdamW starting fresh, as TRL's separate trainers do.
-const (
-	grpoOptimizerScope = optimizers.AdamDefaultScope
-	sftOptimizerScope  = "SFTAdamOptimizer"
-)
+// grpoOptimizerScope holds the GRPO trainer's optimizer state (moments and
+// step count): GoMLX's default, apart from package sft's, so that a warm
+// start leaves GRPO's AdamW starting fresh, as TRL's separate trainers do.
+const grpoOptimizerScope = optimizers.AdamDefaultScope
 
 // newOptimizer returns AdamW configured from c, keeping its state under
 // scope. The learning rate it starts with is replaced every step by the
@@ -76,7 +74,7 @@ func (t *Trainer) logProbsGraph(reference bool) func(ctx *mlctx.Context, in []*N
 		if t.constraint != nil {
 			allowed = in[3:5]
 		}
-		logp, _ := policyLogProbs(ctx.Checked(false), t.policy, in[0], in[1], c, t.logProbsOptions(reference, false, allowed))
+		logp, _ := PolicyLogProbs(ctx.Checked(false), t.policy, in[0], in[1], c, t.logProbsOptions(reference, false, allowed))
 		return StopGradient(logp)
 	}
 }
@@ -84,35 +82,35 @@ func (t *Trainer) logProbsGraph(reference bool) func(ctx *mlctx.Context, in []*N
 // lossGraph builds the loss of one micro-batch from the training graph's
 // inputs (see microBatch.inputs) and returns it with the statistics vector
 // and the per-token terms.
-func (t *Trainer) lossGraph(ctx *mlctx.Context, in []*Node) (loss, stats *Node, terms LossTerms) {
+func (t *Trainer) lossGraph(ctx *mlctx.Context, in []*Node) (total, stats *Node, terms loss.Terms) {
 	tokens, mask, lossMask, weights, adv, entScale := in[0], in[1], in[2], in[3], in[4], in[5]
 	c := lossMask.Shape().Dim(1)
 	old, ref, allowed := t.extraInputs(in[microInputs:])
-	logp, entropy := policyLogProbs(ctx, t.policy, tokens, mask, c, t.logProbsOptions(false, true, allowed))
+	logp, entropy := PolicyLogProbs(ctx, t.policy, tokens, mask, c, t.logProbsOptions(false, true, allowed))
 	spec := t.cfg.lossSpec()
 	if spec.EntropyCoef == 0 && !t.cfg.UseAdaptiveEntropy {
 		entropy = StopGradient(entropy) // TRL computes entropies with grad only for the bonus
 	}
-	li := LossInputs{LogP: logp, Old: old, Ref: ref, Adv: adv, Mask: lossMask, Entropy: entropy}
+	li := loss.Inputs{LogP: logp, Old: old, Ref: ref, Adv: adv, Mask: lossMask, Entropy: entropy}
 	if t.injectEntropyMask != nil {
-		li.entropyMask = t.injectEntropyMask(in)
+		li.EntropyMask = t.injectEntropyMask(in)
 	}
-	terms = TokenLoss(li, spec)
-	policyLoss := WeightedLoss(terms.PerToken, weights)
-	loss = policyLoss
+	terms = loss.TokenLoss(li, spec)
+	policyLoss := loss.WeightedLoss(terms.PerToken, weights)
+	total = policyLoss
 	switch {
 	case t.cfg.UseAdaptiveEntropy:
 		// The coefficient changes from step to step: trainStep puts it in
 		// entScale.
-		loss = Sub(loss, EntropyBonus(entropy, lossMask, terms.EntropyMask, entScale, spec.LossType))
+		total = Sub(total, loss.EntropyBonus(entropy, lossMask, terms.EntropyMask, entScale, spec.Type))
 	case spec.EntropyCoef != 0:
-		loss = Sub(loss, MulScalar(EntropyBonus(entropy, lossMask, terms.EntropyMask, entScale, spec.LossType), spec.EntropyCoef))
+		total = Sub(total, MulScalar(loss.EntropyBonus(entropy, lossMask, terms.EntropyMask, entScale, spec.Type), spec.EntropyCoef))
 	}
-	return loss, lossStats(terms, entropy, lossMask, policyLoss), terms
+	return total, lossStats(terms, entropy, lossMask, policyLoss), terms
 }
 
 // lossStats gathers the statistics vector (see statKL) of one micro-batch.
-func lossStats(terms LossTerms, entropy, lossMask, policyLoss *Node) *Node {
+func lossStats(terms loss.Terms, entropy, lossMask, policyLoss *Node) *Node {
 	g := lossMask.Graph()
 	zero := ScalarZero(g, dtypes.Float32)
 	rowTokens := ReduceSum(lossMask, -1) // [B]
@@ -190,7 +188,7 @@ func (t *Trainer) trainGraph(accumulate, apply bool) func(ctx *mlctx.Context, in
 		ctx = ctx.Checked(false)
 		g := in[0].Graph()
 		ctx.SetTraining(g, true)
-		loss, stats, _ := t.lossGraph(ctx, in)
+		total, stats, _ := t.lossGraph(ctx, in)
 
 		var vars []*mlctx.Variable
 		var values []*Node
@@ -203,7 +201,7 @@ func (t *Trainer) trainGraph(accumulate, apply bool) func(ctx *mlctx.Context, in
 		if len(vars) == 0 {
 			panic("grpo: the policy's logits use no trainable variable")
 		}
-		grads := Gradient(loss, values...)
+		grads := Gradient(total, values...)
 		for i, v := range vars {
 			if !accumulate {
 				break
@@ -217,7 +215,7 @@ func (t *Trainer) trainGraph(accumulate, apply bool) func(ctx *mlctx.Context, in
 			}
 		}
 		if !apply {
-			return []*Node{loss, stats}
+			return []*Node{total, stats}
 		}
 
 		var sq *Node
@@ -238,7 +236,7 @@ func (t *Trainer) trainGraph(accumulate, apply bool) func(ctx *mlctx.Context, in
 			}
 		}
 		t.update.setVars(vars)
-		return append([]*Node{loss, stats, norm, finiteStep(loss, norm)}, grads...)
+		return append([]*Node{total, stats, norm, finiteStep(total, norm)}, grads...)
 	}
 }
 
@@ -248,4 +246,25 @@ func accumulatorVar(ctx *mlctx.Context, v *mlctx.Variable) *mlctx.Variable {
 		WithInitializer(initializers.Zero).
 		VariableWithShape(v.Name(), v.Shape()).
 		SetTrainable(false)
+}
+
+// lossSpec returns the loss.Spec of c.
+func (c Config) lossSpec() loss.Spec {
+	return loss.Spec{
+		Type: c.LossType, Level: c.ImportanceSamplingLevel,
+		Epsilon: c.Epsilon, EpsilonHigh: c.EffectiveEpsilonHigh(), Delta: deref(c.Delta),
+		Beta: c.Beta, UseBiasCorrectionKL: c.UseBiasCorrectionKL, EntropyCoef: c.EntropyCoef,
+		EntropyQuantile:        1 - c.TopEntropyQuantile,
+		OffPolicyMaskThreshold: c.OffPolicyMaskThreshold,
+		SAPOTemperaturePos:     c.SAPOTemperaturePos, SAPOTemperatureNeg: c.SAPOTemperatureNeg,
+		VESPO: loss.VESPOParams{KPos: c.VESPOKPos, LambdaPos: c.VESPOLambdaPos, KNeg: c.VESPOKNeg, LambdaNeg: c.VESPOLambdaNeg},
+	}
+}
+
+// deref returns *p, or 0 for nil.
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

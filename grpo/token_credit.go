@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/reward"
 )
 
@@ -100,68 +101,6 @@ func (t *Trainer) scoreTokens(samples []reward.Sample, rows []*row) error {
 	return nil
 }
 
-// TokenAdvantages returns the token-credit term w·(r − μ)/(σ + ε) of every
-// token (see TokenCredit) for token rewards laid out in groups of g rows;
-// rewards[i][t] is NaN where token t of row i is not scored, and gets 0.
-// It also returns whether each group's scored rewards all tie (or number
-// fewer than two). It fails when g < 2 or len(rewards) is not a multiple
-// of g.
-func TokenAdvantages(rewards [][]float64, weight float64, g int, scale ScaleRewards) (adv [][]float64, zeroStd []bool, err error) {
-	if g < 2 {
-		return nil, nil, fmt.Errorf("grpo: token advantages: group size %d; it must be at least 2", g)
-	}
-	if len(rewards)%g != 0 {
-		return nil, nil, fmt.Errorf("grpo: token advantages: %d rows is not a multiple of the group size %d", len(rewards), g)
-	}
-	switch scale {
-	case ScaleGroup, ScaleBatch, ScaleNone:
-	default:
-		return nil, nil, fmt.Errorf("grpo: token advantages: unknown ScaleRewards %q", scale)
-	}
-	var batchStd float64
-	if scale == ScaleBatch {
-		_, batchStd = meanStdUnbiased(scoredRewards(rewards))
-	}
-	adv = make([][]float64, len(rewards))
-	zeroStd = make([]bool, len(rewards)/g)
-	for k := range zeroStd {
-		group := rewards[k*g : (k+1)*g]
-		xs := scoredRewards(group)
-		mean, std := meanStdUnbiased(xs)
-		zeroStd[k] = len(xs) < 2 || isZeroStd(std)
-		div := 1.0
-		switch scale {
-		case ScaleGroup:
-			div = std + AdvantageEps
-		case ScaleBatch:
-			div = batchStd + AdvantageEps
-		}
-		for j, r := range group {
-			a := make([]float64, len(r))
-			for i, x := range r {
-				if !math.IsNaN(x) && len(xs) >= 2 {
-					a[i] = weight * (x - mean) / div
-				}
-			}
-			adv[k*g+j] = a
-		}
-	}
-	return adv, zeroStd, nil
-}
-
-// scoredRewards returns the scored (non-NaN) token rewards of rows, in order.
-func scoredRewards(rows [][]float64) []float64 {
-	var xs []float64
-	for _, r := range rows {
-		for _, x := range r {
-			if !math.IsNaN(x) {
-				xs = append(xs, x)
-			}
-		}
-	}
-	return xs
-}
-
 // applyTokenCredit sets the token advantages of rows (in groups of G) and
 // logs the token rewards in m; nothing without token credit.
 func (t *Trainer) applyTokenCredit(rows []*row, m map[string]float64) error {
@@ -173,14 +112,14 @@ func (t *Trainer) applyTokenCredit(rows []*row, m map[string]float64) error {
 	for i, r := range rows {
 		rewards[i] = r.TokenRewards
 	}
-	adv, zero, err := TokenAdvantages(rewards, c.Weight, t.cfg.NumGenerations, t.cfg.ScaleRewards)
+	adv, zero, err := loss.TokenAdvantages(rewards, c.Weight, t.cfg.NumGenerations, t.cfg.ScaleRewards)
 	if err != nil {
 		return err
 	}
 	for i, r := range rows {
 		r.TokenAdv = adv[i]
 	}
-	mean, std := meanStdUnbiased(scoredRewards(rewards))
+	mean, std := loss.MeanStd(loss.ScoredRewards(rewards))
 	nz := 0
 	for _, z := range zero {
 		if z {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/reward"
 )
 
@@ -154,7 +155,7 @@ func TestTokenCreditErrors(t *testing.T) {
 // scored rewards have mean 0.75; with scale none the credit is r − 0.75.
 func ExampleTokenAdvantages() {
 	nan := math.NaN()
-	adv, _, err := grpo.TokenAdvantages([][]float64{{1, nan, 0}, {1, 1}}, 1, 2, grpo.ScaleNone)
+	adv, _, err := loss.TokenAdvantages([][]float64{{1, nan, 0}, {1, 1}}, 1, 2, loss.ScaleNone)
 	if err != nil {
 		panic(err)
 	}

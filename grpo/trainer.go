@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"path/filepath"
 	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -13,7 +14,10 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
+	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/internal/vjp"
+	"github.com/grpokit/grpokit/memplan"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 )
@@ -26,15 +30,38 @@ type Trainer struct {
 	// (the mean of those steps' metrics) and warnings (see
 	// ZeroStdWarnSteps); nil means os.Stderr. Set it before training.
 	Progress io.Writer
+	// ZeroStdWarnSteps is the number of consecutive steps in which every
+	// group's rewards were all equal (frac_reward_zero_std = 1) after which
+	// the trainer warns on Progress: such steps carry no learning signal
+	// (every advantage is 0). The warning repeats every as many steps while
+	// it lasts. 0 means 10; a negative value never warns.
+	ZeroStdWarnSteps int
 	// OnStep, when set, is called after every optimizer step with that
 	// step's metrics (the object written to metrics.jsonl).
 	OnStep func(m Metrics)
 	// EvalDataset is evaluated every Config.EvalSteps steps when
 	// Config.EvalStrategy is "steps" (see Trainer.Evaluate); set it before
 	// training. HF: eval_dataset.
-	EvalDataset Dataset
+	EvalDataset dataset.Dataset
 	// OnEval, when set, is called with each evaluation's metrics.
 	OnEval func(m Metrics)
+	// Memory is the memory budget the run's memory plan is checked
+	// against before step 0 (for a Policy that is a MemoryPlanner); nil
+	// means memplan.Available(). A Budget with Off set prints the plan
+	// without stopping. Programs that honour GRPOKIT_MEMORY_LIMIT pass
+	// memplan.BudgetFromEnv().
+	Memory *memplan.Budget
+	// GCLimit, when set, gives Go's garbage collector a memory limit for
+	// the run (memplan.LimitGC: the plan's peak, raised if the run needs
+	// more) and restores the previous limit when the run ends. The limit
+	// is process-wide, so it is off by default; the grpokit command sets
+	// it. GOMEMLIMIT or a limit the program set wins.
+	GCLimit bool
+	// OutputLock is Config.OutputDir's lock when the program took it
+	// (checkpoint.Lock) before writing there itself; the program releases
+	// it. nil: Train and TrainEnv take the lock for the run and release it
+	// when they return.
+	OutputLock *checkpoint.OutputLock
 
 	cfg     Config
 	policy  Policy
@@ -196,7 +223,7 @@ func (t *Trainer) withRef() bool { return t.cfg.Beta != 0 }
 // when ctx ends it writes a checkpoint (if OutputDir is set) and returns
 // context.Cause(ctx). It also writes a checkpoint every SaveSteps steps and
 // at the end.
-func (t *Trainer) Train(ctx context.Context, data Dataset) error {
+func (t *Trainer) Train(ctx context.Context, data dataset.Dataset) error {
 	if data == nil || data.Len() < 1 {
 		return errors.New("grpo: Train: empty dataset")
 	}
@@ -214,7 +241,7 @@ func (t *Trainer) TrainEnv(ctx context.Context, env Env) error {
 		return errors.New("grpo: TrainEnv: Config.MaxSteps must be > 0 for an Env")
 	}
 	if t.cfg.DynamicSampling {
-		return errors.New("grpo: TrainEnv: Config.DynamicSampling works with Train (a Dataset) only")
+		return errors.New("grpo: TrainEnv: Config.DynamicSampling works with Train (a dataset.Dataset) only")
 	}
 	if !t.cfg.stepsInOneGeneration() {
 		return fmt.Errorf("grpo: TrainEnv: Config.StepsPerGeneration (%d) must be a multiple of GradientAccumulationSteps (%d) for an Env (an episode's later turns make the steps' sizes vary)",
@@ -232,9 +259,9 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 	if err != nil {
 		return err
 	}
-	defer memLimit.restore()
+	defer memLimit.Restore()
 	if t.cfg.OutputDir != "" {
-		release, err := lockOutputDir(t.cfg.OutputDir)
+		release, err := t.lockOutputDir()
 		if err != nil {
 			return err
 		}
@@ -264,7 +291,7 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 			return t.failed(err)
 		}
 		t.logStep(m, total)
-		memLimit.report(t.progress())
+		memLimit.Report(t.progress())
 		if t.OnStep != nil {
 			t.OnStep(m)
 		}
@@ -431,4 +458,20 @@ func (t *Trainer) exampleIndex(n, size int) int {
 		t.perm, t.permEpoch = r.Perm(size), epoch
 	}
 	return t.perm[pos]
+}
+
+// lockOutputDir makes sure the run holds OutputDir's lock: the program's
+// (OutputLock), or one taken now and released when the run ends.
+func (t *Trainer) lockOutputDir() (release func(), err error) {
+	if l := t.OutputLock; l != nil {
+		if filepath.Clean(l.Dir()) != filepath.Clean(t.cfg.OutputDir) {
+			return nil, fmt.Errorf("grpo: Trainer.OutputLock holds %s, not OutputDir %s", l.Dir(), t.cfg.OutputDir)
+		}
+		return func() {}, nil
+	}
+	l, err := checkpoint.Lock(t.cfg.OutputDir)
+	if err != nil {
+		return nil, err
+	}
+	return l.Release, nil
 }

@@ -9,18 +9,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/grpo/grpotest"
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/reward"
 )
 
 var words = []string{"say", "cat", "dog", "fish", "bird"}
 
 // sayDataset asks for one of four words: "say cat" → "cat".
-func sayDataset() grpo.SliceDataset {
-	var d grpo.SliceDataset
+func sayDataset() dataset.SliceDataset {
+	var d dataset.SliceDataset
 	for _, w := range words[1:] {
-		d = append(d, grpo.Example{Prompt: "say " + w, Answer: w})
+		d = append(d, dataset.Example{Prompt: "say " + w, Answer: w})
 	}
 	return d
 }
@@ -62,7 +65,7 @@ func trainRewards(t *testing.T, cfg grpo.Config, f reward.Func) []grpo.Metrics {
 }
 
 // trainOn trains p on data and returns the metrics of every step.
-func trainOn(t *testing.T, p grpo.Policy, cfg grpo.Config, data grpo.Dataset, rewards ...reward.Named) []grpo.Metrics {
+func trainOn(t *testing.T, p grpo.Policy, cfg grpo.Config, data dataset.Dataset, rewards ...reward.Named) []grpo.Metrics {
 	t.Helper()
 	tr, err := grpo.NewTrainer(p, cfg, rewards...)
 	if err != nil {
@@ -85,7 +88,7 @@ func meanReward(ms []grpo.Metrics) float64 {
 }
 
 func TestTrainerLearnsFake(t *testing.T) {
-	for _, lt := range []grpo.LossType{grpo.LossGRPO, grpo.LossBNPO, grpo.LossDrGRPO, grpo.LossDAPO} {
+	for _, lt := range []loss.Type{loss.GRPO, loss.BNPO, loss.DrGRPO, loss.DAPO} {
 		t.Run(string(lt), func(t *testing.T) {
 			cfg := smallConfig(t)
 			cfg.LossType = lt
@@ -127,7 +130,7 @@ func TestTrainerOutputs(t *testing.T) {
 	if err := tr.Train(context.Background(), sayDataset()); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := grpo.ReadMetrics(filepath.Join(cfg.OutputDir, grpo.MetricsFile))
+	ms, err := grpo.ReadMetrics(filepath.Join(cfg.OutputDir, checkpoint.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +153,7 @@ func TestTrainerOutputs(t *testing.T) {
 		!strings.Contains(lines[0], "kl ") || !strings.Contains(lines[0], "tok/s") || !strings.Contains(lines[0], "ETA") {
 		t.Errorf("progress lines:\n%s", progress.String())
 	}
-	data, err := os.ReadFile(filepath.Join(cfg.OutputDir, grpo.RolloutsFile))
+	data, err := os.ReadFile(filepath.Join(cfg.OutputDir, checkpoint.RolloutsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("lora: target_modules is empty"))
 	}
 	for _, t := range c.targets() {
-		if !slices.ContainsFunc(model.Projections, func(p struct{ Short, Module string }) bool { return p.Short == t }) {
+		if !slices.ContainsFunc(model.Projections(), func(p model.Projection) bool { return p.Short == t }) {
 			errs = append(errs, fmt.Errorf("lora: unknown target module %q (want q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj or down_proj)", t))
 		}
 	}
@@ -123,7 +123,7 @@ func Attach(m *model.Model, cfg Config) (*Adapter, error) {
 	}
 	a := &Adapter{m: m, cfg: cfg}
 	for i := range m.Config().NumHiddenLayers {
-		for _, p := range model.Projections {
+		for _, p := range model.Projections() {
 			if slices.Contains(cfg.targets(), p.Short) {
 				a.modules = append(a.modules, fmt.Sprintf("model.layers.%d.%s", i, p.Module))
 			}

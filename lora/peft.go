@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log"
 	"os"
 	"path/filepath"
 	"slices"
@@ -163,7 +162,7 @@ func Load(m *model.Model, dir string) (*Adapter, error) {
 		}
 	}
 	if skipped > 0 {
-		log.Printf("lora: %s: loading the language model's adapters only; skipped %d vision-tower tensors", dir, skipped)
+		m.Logger().Info("lora: loading the language model's adapters only; skipped the vision tower's", "dir", dir, "tensors", skipped)
 	}
 	if len(modules) == 0 && len(errs) == 0 {
 		errs = append(errs, errors.New("lora: adapter_model.safetensors has no LoRA tensors"))

@@ -42,7 +42,7 @@ func (f *fwd) weight(g *Graph, name string) *Node {
 		if x := storedWeight(f.ctx, g, scope, v, f.m.specShape(n)); x != nil {
 			return x
 		}
-		alt, ok := TiedFallback[n]
+		alt, ok := tiedFallback[n]
 		if !ok {
 			panic(fmt.Errorf("model: weight %q is not in the context", name))
 		}
@@ -378,7 +378,7 @@ func (f *fwd) productWT(x *Node, name string) *Node {
 				}
 				break
 			}
-			alt, ok := TiedFallback[n]
+			alt, ok := tiedFallback[n]
 			if !ok {
 				break
 			}
@@ -412,7 +412,7 @@ func (f *fwd) heldAs(g *Graph, name string, dt dtypes.DType) *Node {
 			}
 			return nil
 		}
-		alt, ok := TiedFallback[n]
+		alt, ok := tiedFallback[n]
 		if !ok {
 			return nil
 		}

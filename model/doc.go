@@ -28,7 +28,7 @@
 // "/model/layers/3/self_attn/q_proj", variable "weight" (ScopeOf and NameOf
 // map both ways; the loader, the saver and lora/PEFT all use them). Tensors
 // keep the file's [out, in] layout. A tied lm_head falls back to
-// model.embed_tokens.weight (TiedFallback). F32, BF16 and F16 files are
+// model.embed_tokens.weight. F32, BF16 and F16 files are
 // converted to float32 on the Go side. Graphs compute in float32, or in
 // bfloat16 with Options.Compute (SetCompute; ParseCompute reads "bf16"), as
 // transformers under torch_dtype=bfloat16: weights and activations bf16;

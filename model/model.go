@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -45,9 +45,10 @@ type Options struct {
 	// precision.go: norms, softmax and logits stay float32; trainable
 	// variables stay float32 masters). ParseCompute reads it from a flag.
 	Compute dtypes.DType
-	// Logf receives Load's informational lines (e.g. that a multimodal
-	// checkpoint's vision tower was skipped); nil means log.Printf.
-	Logf func(format string, args ...any)
+	// Logger receives the informational lines of Load and of the
+	// packages that load into the model (e.g. that a multimodal
+	// checkpoint's vision tower was skipped); nil means slog.Default().
+	Logger *slog.Logger
 	// Storage is how weights are held (see Storage): StorageF32 (the
 	// default) for full fine-tuning; StorageAsStored, StorageBF16,
 	// StorageNF4 or StorageInt8 for a frozen base (LoRA, QLoRA) or a
@@ -66,12 +67,20 @@ func (o *Options) storage() (Storage, bool) {
 	return o.Storage, o.DoubleQuant
 }
 
-func (o *Options) logf(format string, args ...any) {
-	if o != nil && o.Logf != nil {
-		o.Logf(format, args...)
-		return
+func (o *Options) logger() *slog.Logger {
+	if o != nil && o.Logger != nil {
+		return o.Logger
 	}
-	log.Printf(format, args...)
+	return slog.Default()
+}
+
+// Logger returns the logger the model was made with (Options.Logger, else
+// slog.Default()), for the packages that load into it.
+func (m *Model) Logger() *slog.Logger {
+	if m.logger == nil {
+		return slog.Default()
+	}
+	return m.logger
 }
 
 // Model is a decoder (any supported family) whose weights live as variables of a GoMLX
@@ -84,6 +93,7 @@ type Model struct {
 	adapter Adapter
 	compute dtypes.DType // InvalidDType means Float32
 	storage Storage
+	logger  *slog.Logger
 
 	mu    sync.Mutex
 	execs map[string]*mlctx.Exec
@@ -118,7 +128,7 @@ func newEmpty(cfg Config, opts *Options) (*Model, error) {
 		}
 	}
 	s, _ := opts.storage()
-	return &Model{cfg: cfg, backend: b, ctx: mlctx.New(), execs: map[string]*mlctx.Exec{}, compute: compute, storage: s}, nil
+	return &Model{cfg: cfg, backend: b, ctx: mlctx.New(), execs: map[string]*mlctx.Exec{}, compute: compute, storage: s, logger: opts.logger()}, nil
 }
 
 // New returns a model with random weights for cfg (normal with std 0.02 as
@@ -201,7 +211,7 @@ func Load(dir string, opts *Options) (*Model, error) {
 		}
 	}
 	if skipped > 0 {
-		opts.logf("model: %s: loading the language model only; skipped %d vision-tower and projector tensors", dir, skipped)
+		opts.logger().Info("model: loading the language model only; skipped the vision tower and projector", "dir", dir, "tensors", skipped)
 	}
 	var errs []error
 	var scratch []float32 // the values of the tensor being quantized
@@ -328,7 +338,7 @@ func (m *Model) Weight(name string) ([]float32, []int, error) {
 				return data, slices.Clone(shape), nil
 			}
 		}
-		alt, ok := TiedFallback[n]
+		alt, ok := tiedFallback[n]
 		if !ok {
 			return nil, nil, fmt.Errorf("model: no weight %q", name)
 		}
@@ -343,7 +353,7 @@ func (m *Model) WeightShape(name string) ([]int, error) {
 		if s := m.specShape(n); s != nil && m.formatOf(n) != "" {
 			return slices.Clone(s), nil
 		}
-		alt, ok := TiedFallback[n]
+		alt, ok := tiedFallback[n]
 		if !ok {
 			return nil, fmt.Errorf("model: no weight %q", name)
 		}
@@ -371,7 +381,7 @@ func (m *Model) SetWeight(name string, data []float32, shape []int) error {
 			}
 			return m.storeAs(n, data, shape, f, false)
 		}
-		alt, ok := TiedFallback[n]
+		alt, ok := tiedFallback[n]
 		if !ok {
 			return fmt.Errorf("model: no weight %q", name)
 		}
@@ -390,7 +400,7 @@ func (m *Model) variable(name string) *mlctx.Variable {
 		if x := m.ctx.GetVariableByScopeAndName(scope, v); x != nil {
 			return x
 		}
-		alt, ok := TiedFallback[name]
+		alt, ok := tiedFallback[name]
 		if !ok {
 			return nil
 		}

@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// TiedFallback maps a weight name to the name it falls back to when absent
+// tiedFallback maps a weight name to the name it falls back to when absent
 // (tied embeddings: the LM head reuses the token embedding).
-var TiedFallback = map[string]string{"lm_head.weight": "model.embed_tokens.weight"}
+var tiedFallback = map[string]string{"lm_head.weight": "model.embed_tokens.weight"}
 
 // ScopeOf maps a Hugging Face tensor name to the GoMLX context scope and
 // variable name that hold it: "model.layers.3.self_attn.q_proj.weight" →
@@ -46,12 +46,18 @@ func layerName(i int, module string) string {
 	return fmt.Sprintf("model.layers.%d.%s", i, module)
 }
 
-// Projections lists the linear modules of one decoder layer by their short
-// names (as PEFT's target_modules), with their HF module path inside the layer.
-var Projections = []struct{ Short, Module string }{
-	{"q_proj", "self_attn.q_proj"}, {"k_proj", "self_attn.k_proj"},
-	{"v_proj", "self_attn.v_proj"}, {"o_proj", "self_attn.o_proj"},
-	{"gate_proj", "mlp.gate_proj"}, {"up_proj", "mlp.up_proj"}, {"down_proj", "mlp.down_proj"},
+// Projection is one linear module of a decoder layer: its short name (as
+// PEFT's target_modules) and its HF module path inside the layer.
+type Projection struct{ Short, Module string }
+
+// Projections returns the linear modules of one decoder layer, in order
+// (a new slice each call).
+func Projections() []Projection {
+	return []Projection{
+		{"q_proj", "self_attn.q_proj"}, {"k_proj", "self_attn.k_proj"},
+		{"v_proj", "self_attn.v_proj"}, {"o_proj", "self_attn.o_proj"},
+		{"gate_proj", "mlp.gate_proj"}, {"up_proj", "mlp.up_proj"}, {"down_proj", "mlp.down_proj"},
+	}
 }
 
 // WeightSpec names one tensor the model needs and its [out, in] shape.

@@ -20,8 +20,8 @@ type Line struct {
 	X, Y []float64
 }
 
-// Palette holds the line colours, used in turn (matplotlib's first six).
-var Palette = []color.Color{
+// palette holds the line colours, used in turn (matplotlib's first six).
+var palette = []color.Color{
 	color.RGBA{R: 31, G: 119, B: 180, A: 255},
 	color.RGBA{R: 255, G: 127, B: 14, A: 255},
 	color.RGBA{R: 44, G: 160, B: 44, A: 255},
@@ -66,7 +66,7 @@ func Lines(path, title, xLabel, yLabel string, lines ...Line) error {
 		if err != nil {
 			return fmt.Errorf("plot %s: line %q: %w", path, l.Name, err)
 		}
-		line.Color = Palette[i%len(Palette)]
+		line.Color = palette[i%len(palette)]
 		line.Width = vg.Points(1.5)
 		p.Add(line)
 		legend.Add(l.Name, line)

@@ -15,9 +15,11 @@ import (
 // SmolLM2), used by WriteTinyDir.
 const ChatMLTemplate = `{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}`
 
-// ChatMLSpecials are the special tokens WriteTinyDir adds: end of text
+// ChatMLSpecials returns the special tokens WriteTinyDir adds: end of text
 // (also the pad token), start and end of a turn (end of turn is EOS).
-var ChatMLSpecials = []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>"}
+func ChatMLSpecials() []string {
+	return []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>"}
+}
 
 // NewByteBPE builds the tokenizer.json of a tiny byte-level BPE: the 256
 // byte symbols, merges that make each of words (and " "+word) a single
@@ -107,7 +109,7 @@ func sortedByLen(words []string) []string {
 // tokenizer_config.json with ChatMLTemplate, eos_token <|im_end|> and
 // pad_token <|endoftext|> to dir, creating it. LoadDir reads it back.
 func WriteTinyDir(dir string, words []string) error {
-	tj, err := NewByteBPE(words, ChatMLSpecials)
+	tj, err := NewByteBPE(words, ChatMLSpecials())
 	if err != nil {
 		return err
 	}

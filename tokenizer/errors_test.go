@@ -7,7 +7,7 @@ import (
 )
 
 func TestLoadErrors(t *testing.T) {
-	good, err := NewByteBPE([]string{"hi"}, ChatMLSpecials)
+	good, err := NewByteBPE([]string{"hi"}, ChatMLSpecials())
 	if err != nil {
 		t.Fatal(err)
 	}

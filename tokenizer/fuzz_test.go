@@ -19,7 +19,7 @@ var (
 func tiny(tb testing.TB) *Tokenizer {
 	tinyOnce.Do(func() {
 		var data []byte
-		if data, tinyErr = NewByteBPE([]string{"the", "answer", "is", "think"}, ChatMLSpecials); tinyErr == nil {
+		if data, tinyErr = NewByteBPE([]string{"the", "answer", "is", "think"}, ChatMLSpecials()); tinyErr == nil {
 			tinyTok, tinyErr = FromJSON(data)
 		}
 	})

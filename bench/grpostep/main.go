@@ -35,11 +35,13 @@ import (
 	"time"
 
 	"github.com/grpokit/grpokit/bench/internal/torchref"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/backend"
 	"github.com/grpokit/grpokit/internal/gemm"
 	"github.com/grpokit/grpokit/internal/vec32"
 	"github.com/grpokit/grpokit/lora"
+	"github.com/grpokit/grpokit/memplan"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 )
@@ -144,6 +146,13 @@ func run(args []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// As the grpokit command runs: $GRPOKIT_MEMORY_LIMIT, and Go's memory
+	// limit set to the plan.
+	budget, err := memplan.BudgetFromEnv()
+	if err != nil {
+		return err
+	}
+	tr.Memory, tr.GCLimit = &budget, true
 
 	fmt.Fprintf(w, "grpokit grpostep %q: %s (%d params, f32), %d prompts × G=%d, %d prompt tokens, %d sampled tokens (forced), micro-batches %d×%d, %s\n",
 		*name, shapeName, m.NumParams(), v.prompts, v.g, v.promptLen, v.newTokens, v.accum, v.batchSize, map[bool]string{true: "LoRA r=16 on all linear layers", false: "full fine-tuning"}[v.lora])
@@ -186,9 +195,9 @@ func run(args []string, w io.Writer) error {
 		cpuMark = cpuTime()
 		sysMark, faultMark = sysTimeFaults()
 	}
-	data := make(grpo.SliceDataset, v.prompts*cfg.MaxSteps)
+	data := make(dataset.SliceDataset, v.prompts*cfg.MaxSteps)
 	for i := range data {
-		data[i] = grpo.Example{PromptIDs: promptIDs(i, v.promptLen, m.Config().VocabSize)}
+		data[i] = dataset.Example{PromptIDs: promptIDs(i, v.promptLen, m.Config().VocabSize)}
 	}
 	if err := tr.Train(context.Background(), data); err != nil {
 		return err

@@ -46,8 +46,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/lora"
+	"github.com/grpokit/grpokit/memplan"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 )
@@ -188,11 +190,11 @@ func run(args []string, w io.Writer) error {
 	}
 	// The folder's matrices are bf16 (WriteRandomHF), whatever its
 	// config.json's torch_dtype says.
-	req := grpo.MemoryRequest{Model: cfg, Train: o.trainConfig(), Storage: o.storage(), PromptTokens: o.promptTokens, FileDType: "BF16"}
+	req := memplan.Request{Model: cfg, Train: o.trainConfig().MemorySettings(), Storage: o.storage(), PromptTokens: o.promptTokens, FileDType: "BF16"}
 	if o.train == "lora" {
 		req.LoRARank = o.loraRank
 	}
-	plan, err := grpo.PlanMemory(req)
+	plan, err := memplan.Estimate(req)
 	if err != nil {
 		return err
 	}
@@ -214,7 +216,7 @@ func run(args []string, w io.Writer) error {
 	wall := time.Since(start)
 	peak := childPeakRSS(cmd.ProcessState)
 	if err != nil {
-		return fmt.Errorf("workload (peak RSS %s before it failed): %w", grpo.FormatBytes(peak), err)
+		return fmt.Errorf("workload (peak RSS %s before it failed): %w", memplan.FormatBytes(peak), err)
 	}
 	var r result
 	b, err := os.ReadFile(res.Name())
@@ -238,7 +240,7 @@ func run(args []string, w io.Writer) error {
 	fmt.Fprintf(w, "\n| workload | plan (estimate) | peak RSS | estimate / peak | s/step | first step s | wall | CPU s | CPU s/step |\n|---|---|---|---|---|---|---|---|---|\n")
 	fmt.Fprintf(w, "| %s %s, %s, %d steps | %s | %s | %.2f | %.1f | %.1f | %s | %.0f | %.1f |\n",
 		strings.TrimSuffix(filepath.Base(o.config), ".json"), o.workload, what, o.steps,
-		grpo.FormatBytes(plan.Peak), grpo.FormatBytes(peak), float64(plan.Peak)/float64(max(peak, 1)),
+		memplan.FormatBytes(plan.Peak), memplan.FormatBytes(peak), float64(plan.Peak)/float64(max(peak, 1)),
 		r.SecondsPerStep, r.FirstStep, wall.Round(time.Second), cpu.Seconds(), r.CPUPerStep)
 	fmt.Fprintf(w, "steps (wall s): %.1f; CPU s: %.1f\n", r.Steps, r.StepCPU)
 	return nil
@@ -294,8 +296,15 @@ func child(args []string, w io.Writer) error {
 		return err
 	}
 	tr.Progress = w
+	// As the grpokit command runs: $GRPOKIT_MEMORY_LIMIT, and Go's memory
+	// limit set to the plan.
+	budget, err := memplan.BudgetFromEnv()
+	if err != nil {
+		return err
+	}
+	tr.Memory, tr.GCLimit = &budget, true
 	r := result{LoadSeconds: load}
-	if plan, err := grpo.PlanMemory(policy.MemoryRequest(cfg, o.promptTokens)); err == nil {
+	if plan, err := memplan.Estimate(policy.MemoryRequest(cfg, o.promptTokens)); err == nil {
 		r.Plan = plan.Peak
 	}
 	lastCPU := processCPU()
@@ -316,7 +325,7 @@ func child(args []string, w io.Writer) error {
 		}
 		lastCPU = processCPU() // the profile's start is not the next step's
 	}
-	data := make(grpo.SliceDataset, o.prompts*o.steps)
+	data := make(dataset.SliceDataset, o.prompts*o.steps)
 	vocab := m.Config().VocabSize
 	for i := range data {
 		r := rand.New(rand.NewPCG(uint64(i), 11))
@@ -324,7 +333,7 @@ func child(args []string, w io.Writer) error {
 		for j := range ids {
 			ids[j] = 3 + r.IntN(min(vocab, 32000)-3)
 		}
-		data[i] = grpo.Example{PromptIDs: ids}
+		data[i] = dataset.Example{PromptIDs: ids}
 	}
 	if err := tr.Train(context.Background(), data); err != nil {
 		return err

@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/dataset"
 )
 
 // chatCmd is "grpokit chat": a conversation on the terminal, with the
@@ -34,9 +34,9 @@ func chat(ctx context.Context, args []string, in io.Reader, out io.Writer) error
 	if err != nil {
 		return err
 	}
-	var history []grpo.Message
+	var history []dataset.Message
 	if *system != "" {
-		history = append(history, grpo.Message{Role: "system", Content: *system})
+		history = append(history, dataset.Message{Role: "system", Content: *system})
 	}
 	fmt.Fprintln(out, "grpokit chat: type a message; an empty line or Ctrl-D ends")
 	sc := bufio.NewScanner(in)
@@ -47,13 +47,13 @@ func chat(ctx context.Context, args []string, in io.Reader, out io.Writer) error
 			return sc.Err()
 		}
 		text := sc.Text()
-		comps, err := p.Generate(ctx, []grpo.Example{s.example(l, history, text)}, 1, s.options())
+		comps, err := p.Generate(ctx, []dataset.Example{s.example(l, history, text)}, 1, s.options())
 		if err != nil {
 			return err
 		}
 		reply := comps[0].Text
 		fmt.Fprintln(out, reply)
-		history = append(history, grpo.Message{Role: "user", Content: text}, grpo.Message{Role: "assistant", Content: reply})
+		history = append(history, dataset.Message{Role: "user", Content: text}, dataset.Message{Role: "assistant", Content: reply})
 		s.seed++
 	}
 }

@@ -5,25 +5,25 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/envs/gsm8k"
 	"github.com/grpokit/grpokit/envs/poker"
 	"github.com/grpokit/grpokit/envs/wordle"
-	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/tokenizer"
 )
 
 // loadData returns the training and evaluation examples of c's dataset.
-func loadData(c *runConfig) (train, eval grpo.SliceDataset, err error) {
+func loadData(c *runConfig) (train, eval dataset.SliceDataset, err error) {
 	d := c.Dataset
 	size := cmp.Or(d.Size, 10000)
 	switch d.Builtin {
 	case "":
-		if train, err = grpo.LoadDataset(d.Path, d.JSONLFields); err != nil {
+		if train, err = dataset.LoadDataset(d.Path, d.JSONLFields); err != nil {
 			return nil, nil, err
 		}
 		eval = train
 		if d.EvalPath != "" {
-			if eval, err = grpo.LoadDataset(d.EvalPath, d.JSONLFields); err != nil {
+			if eval, err = dataset.LoadDataset(d.EvalPath, d.JSONLFields); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -37,10 +37,10 @@ func loadData(c *runConfig) (train, eval grpo.SliceDataset, err error) {
 			return nil, nil, err
 		}
 		for _, ex := range tr {
-			train = append(train, grpo.Example{Prompt: ex.Question, Answer: ex.Answer})
+			train = append(train, dataset.Example{Prompt: ex.Question, Answer: ex.Answer})
 		}
 		for _, ex := range te {
-			eval = append(eval, grpo.Example{Prompt: ex.Question, Answer: ex.Answer})
+			eval = append(eval, dataset.Example{Prompt: ex.Question, Answer: ex.Answer})
 		}
 	case "poker":
 		// Training and evaluation hands come from different seeds.
@@ -50,7 +50,7 @@ func loadData(c *runConfig) (train, eval grpo.SliceDataset, err error) {
 				n = max(c.Eval.N, 1)
 			}
 			for _, ex := range s.Batch(n) {
-				e := grpo.Example{Prompt: ex.Prompt, Answer: ex.Answer}
+				e := dataset.Example{Prompt: ex.Prompt, Answer: ex.Answer}
 				if i == 0 {
 					train = append(train, e)
 				} else {
@@ -68,7 +68,7 @@ func loadData(c *runConfig) (train, eval grpo.SliceDataset, err error) {
 			}
 			for range n {
 				st := s.Next()
-				e := grpo.Example{Prompt: st.Prompt(), Answer: st.Answer, Meta: st.Meta()}
+				e := dataset.Example{Prompt: st.Prompt(), Answer: st.Answer, Meta: st.Meta()}
 				if i == 0 {
 					train = append(train, e)
 				} else {
@@ -80,10 +80,10 @@ func loadData(c *runConfig) (train, eval grpo.SliceDataset, err error) {
 		return nil, nil, fmt.Errorf("grpokit: dataset.builtin %q: want gsm8k, poker or wordle", d.Builtin)
 	}
 	if d.SystemPrompt != "" {
-		for _, ds := range []grpo.SliceDataset{train, eval} {
+		for _, ds := range []dataset.SliceDataset{train, eval} {
 			for i, ex := range ds {
 				if len(ex.Messages) == 0 {
-					ds[i].Messages = []grpo.Message{{Role: "system", Content: d.SystemPrompt}, {Role: "user", Content: ex.Prompt}}
+					ds[i].Messages = []dataset.Message{{Role: "system", Content: d.SystemPrompt}, {Role: "user", Content: ex.Prompt}}
 				}
 			}
 		}
@@ -98,7 +98,7 @@ var wordRE = regexp.MustCompile(`\p{L}+|[<>/]+\p{L}*>?`)
 
 // frequentWords returns the n most frequent words of the examples' prompts
 // and answers (ties broken alphabetically), for a tiny tokenizer.
-func frequentWords(data grpo.SliceDataset, n int) []string {
+func frequentWords(data dataset.SliceDataset, n int) []string {
 	texts := make([]string, len(data))
 	for i, ex := range data {
 		texts[i] = ex.Text() + " " + ex.Answer

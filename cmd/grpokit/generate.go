@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/dataset"
 )
 
 // generateCmd is "grpokit generate": complete one prompt.
@@ -34,7 +34,7 @@ func generateCmd(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	comps, err := p.Generate(ctx, []grpo.Example{s.example(l, nil, *prompt)}, *n, s.options())
+	comps, err := p.Generate(ctx, []dataset.Example{s.example(l, nil, *prompt)}, *n, s.options())
 	if err != nil {
 		return err
 	}

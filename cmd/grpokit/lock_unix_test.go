@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/checkpoint"
 )
 
 // TestTrainBesideRunningTrainer: while another process holds the run's
@@ -54,7 +54,7 @@ func TestTrainBesideRunningTrainer(t *testing.T) {
 			}
 			var out strings.Builder
 			err := run(context.Background(), append([]string{"train", "-quiet", "-config", cfg}, c.args...), &out)
-			if !errors.Is(err, grpo.ErrOutputDirLocked) || out.Len() > 0 {
+			if !errors.Is(err, checkpoint.ErrLocked) || out.Len() > 0 {
 				t.Errorf("err = %v, output %q; want ErrOutputDirLocked and nothing done", err, out.String())
 			}
 		})

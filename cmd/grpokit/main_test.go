@@ -15,8 +15,10 @@ import (
 	"testing"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/sharedtest"
+	"github.com/grpokit/grpokit/memplan"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/tokenizer"
 )
@@ -143,7 +145,7 @@ func TestTrainGenerateEval(t *testing.T) {
 	}
 	out.Reset()
 	err = run(context.Background(), []string{"train", "-config", other}, &out)
-	if !errors.Is(err, grpo.ErrOutputDirInUse) || !strings.Contains(err.Error(), "-resume") || !strings.Contains(err.Error(), "checkpoint-3") ||
+	if !errors.Is(err, checkpoint.ErrOutputDirInUse) || !strings.Contains(err.Error(), "-resume") || !strings.Contains(err.Error(), "checkpoint-3") ||
 		strings.Contains(err.Error(), "Trainer.Resume") {
 		t.Errorf("second run into %s: err = %v, want ErrOutputDirInUse naming checkpoint-3 and -resume (the command's words, not the library's)", runDir, err)
 	}
@@ -536,7 +538,7 @@ func TestConfigGenerationBatch(t *testing.T) {
 // pattern, trained on and evaluated from a separate shard.
 func TestTrainParquetShards(t *testing.T) {
 	dir := t.TempDir()
-	shards, err := filepath.Abs("../../grpo/testdata/datasets")
+	shards, err := filepath.Abs("../../dataset/testdata/datasets")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -842,8 +844,8 @@ rewards: [{type: numeric}]
 	if len(p) < 10 || !strings.Contains(strings.Join(p, "\n"), "weights (nf4)") || !slices.Equal(p, tr) {
 		t.Errorf("plan:\n%s\ntrain's plan:\n%s", strings.Join(p, "\n"), strings.Join(tr, "\n"))
 	}
-	t.Setenv(grpo.MemoryLimitEnv, "1MB")
-	var oom *grpo.OutOfMemoryError
+	t.Setenv(memplan.LimitEnv, "1MB")
+	var oom *memplan.OutOfMemoryError
 	if err := run(context.Background(), []string{"plan", "-config", cfg}, io.Discard); !errors.As(err, &oom) {
 		t.Errorf("a 1 MB limit: %v, want an *OutOfMemoryError", err)
 	}
@@ -861,7 +863,7 @@ func TestTrainEvalStrategy(t *testing.T) {
 	if err := run(context.Background(), []string{"train", "-config", cfg}, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	ms, err := grpo.ReadMetrics(filepath.Join(dir, "run", grpo.MetricsFile))
+	ms, err := grpo.ReadMetrics(filepath.Join(dir, "run", checkpoint.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

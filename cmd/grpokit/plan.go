@@ -10,8 +10,10 @@ import (
 	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/backend"
+	"github.com/grpokit/grpokit/memplan"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/tokenizer"
 )
@@ -41,54 +43,54 @@ func planCmd(_ context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	plan, err := grpo.PlanMemory(req)
+	plan, err := memplan.Estimate(req)
 	if err != nil {
 		return err
 	}
-	avail, source, off, err := grpo.AvailableMemory()
+	budget, err := memplan.BudgetFromEnv()
 	if err != nil {
 		return err
 	}
-	plan.Format(out, avail, source)
-	if off {
+	plan.Format(out, budget.Bytes, budget.Source)
+	if budget.Off {
 		return nil
 	}
-	return plan.Check(avail, source)
+	return plan.Check(budget.Bytes, budget.Source)
 }
 
 // memoryRequest is what the trainer would plan for c, read without
 // loading the weights: the held bytes come from config.json and the
 // weights' dtype, the prompt length from the first 64 training prompts
 // (as the trainer measures it).
-func memoryRequest(c *runConfig) (grpo.MemoryRequest, error) {
+func memoryRequest(c *runConfig) (memplan.Request, error) {
 	dir := c.Model.Path
 	cfg, err := model.ReadConfig(filepath.Join(dir, "config.json"))
 	if err != nil {
-		return grpo.MemoryRequest{}, err
+		return memplan.Request{}, err
 	}
 	fileDType, err := model.WeightsDType(dir)
 	if err != nil {
-		return grpo.MemoryRequest{}, err
+		return memplan.Request{}, err
 	}
 	opts, err := c.Model.options(cfg.TorchDType)
 	if err != nil {
-		return grpo.MemoryRequest{}, err
+		return memplan.Request{}, err
 	}
 	tok, err := tokenizer.LoadDir(dir)
 	if err != nil {
-		return grpo.MemoryRequest{}, err
+		return memplan.Request{}, err
 	}
 	train, _, err := loadData(c)
 	if err != nil {
-		return grpo.MemoryRequest{}, err
+		return memplan.Request{}, err
 	}
 	popts := grpo.LMPolicyOptions{ChatOptions: tokenizer.ChatOptions{Vars: c.ChatTemplateKwargs}}
-	encode := func(ex grpo.Example, maxLen int) ([]int, error) { return grpo.EncodePrompt(tok, ex, popts, maxLen) }
+	encode := func(ex dataset.Example, maxLen int) ([]int, error) { return grpo.EncodePrompt(tok, ex, popts, maxLen) }
 	longest, err := grpo.LongestPrompt(train, encode, c.MaxPromptLength)
 	if err != nil {
-		return grpo.MemoryRequest{}, fmt.Errorf("grpokit plan: training %w", err)
+		return memplan.Request{}, fmt.Errorf("grpokit plan: training %w", err)
 	}
-	req := grpo.MemoryRequest{Model: cfg, Train: c.Config, Storage: model.StorageF32, FileDType: fileDType, PromptTokens: longest,
+	req := memplan.Request{Model: cfg, Train: c.Config.MemorySettings(), Storage: model.StorageF32, FileDType: fileDType, PromptTokens: longest,
 		WidensWeights: opts.Compute == dtypes.BFloat16 || !goBackend(c.Backend)}
 	if c.Model.UsePEFT {
 		req.LoRARank, req.Storage, req.DoubleQuant = c.Model.LoraR, opts.Storage, opts.DoubleQuant

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/strictcfg"
 	"github.com/grpokit/grpokit/internal/trlkeys"
@@ -134,7 +135,7 @@ type datasetSection struct {
 	// Size is the examples a generated built-in makes; default 10000.
 	Size int `json:"size"`
 	// Column names of Path's rows (TRL's by default).
-	grpo.JSONLFields
+	dataset.JSONLFields
 	// SystemPrompt, if set, turns each prompt into a chat: this system
 	// message, then the prompt as the user's.
 	SystemPrompt string `json:"system_prompt"`

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 )
 
@@ -63,10 +64,10 @@ func (s *sampling) options() grpo.GenerateOptions {
 // example is the prompt as the model is run: through the chat template
 // (history, then the user's text) when the tokenizer has one and -raw is
 // not set, else plain text.
-func (s *sampling) example(l *loaded, history []grpo.Message, text string) grpo.Example {
+func (s *sampling) example(l *loaded, history []dataset.Message, text string) dataset.Example {
 	if s.raw || len(l.tok.Templates) == 0 {
-		return grpo.Example{Prompt: text}
+		return dataset.Example{Prompt: text}
 	}
-	msgs := append(append([]grpo.Message(nil), history...), grpo.Message{Role: "user", Content: text})
-	return grpo.Example{Messages: msgs, Prompt: text}
+	msgs := append(append([]dataset.Message(nil), history...), dataset.Message{Role: "user", Content: text})
+	return dataset.Example{Messages: msgs, Prompt: text}
 }

@@ -15,12 +15,16 @@ import (
 	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/backend"
 	"github.com/grpokit/grpokit/lora"
+	"github.com/grpokit/grpokit/memplan"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/plot"
 	"github.com/grpokit/grpokit/reward"
+	"github.com/grpokit/grpokit/sft"
 	"github.com/grpokit/grpokit/tokenizer"
 )
 
@@ -54,7 +58,7 @@ func trainCmd(ctx context.Context, args []string, out io.Writer) error {
 
 // setup is what train and eval share: data, model, policy and rewards.
 type setup struct {
-	train, eval grpo.SliceDataset
+	train, eval dataset.SliceDataset
 	loaded      *loaded
 	policy      *grpo.LMPolicy
 	rewards     []reward.Named
@@ -184,7 +188,7 @@ func (s *setup) checkPromptLengths(c *runConfig) error {
 	}
 	for _, set := range []struct {
 		name string
-		ds   grpo.SliceDataset
+		ds   dataset.SliceDataset
 	}{{"training", s.train}, {"eval", s.eval}} {
 		name, ds := set.name, set.ds
 		over, first, longest := 0, -1, 0
@@ -254,7 +258,7 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	// that would be refused (the folder held by a running trainer, or by
 	// another run's checkpoints when this one resumes none) changes nothing
 	// and costs nothing.
-	if err := grpo.CheckOutputDir(c.OutputDir, c.OverwriteOutputDir || from != ""); err != nil {
+	if err := checkpoint.CheckOutputDir(c.OutputDir, c.OverwriteOutputDir || from != ""); err != nil {
 		return outputDirInUse(err)
 	}
 	s, err := prepare(&c, from != "", out)
@@ -276,6 +280,13 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	// eval_strategy: steps evaluates the eval set (eval.n examples of
 	// eval_path, else of path) every eval_steps steps, into metrics.jsonl.
 	tr.EvalDataset = s.eval
+	// The memory plan is checked against $GRPOKIT_MEMORY_LIMIT (else the
+	// memory available), and Go's collector gets the plan's limit.
+	budget, err := memplan.BudgetFromEnv()
+	if err != nil {
+		return err
+	}
+	tr.Memory, tr.GCLimit = &budget, true
 	if c.LoggingSteps > 0 {
 		tr.Progress = out
 	}
@@ -294,14 +305,14 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	}
 	err = tr.Train(trainCtx, s.train)
 	cancel()
-	if errors.Is(err, grpo.ErrOutputDirInUse) { // refused by Train itself
+	if errors.Is(err, checkpoint.ErrOutputDirInUse) { // refused by Train itself
 		return outputDirInUse(err)
 	}
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 		fmt.Fprintf(out, "time limit %s reached after %d steps; checkpoint saved\n", time.Duration(c.TimeLimit), tr.Step())
 		err = nil
 	}
-	if files, perr := plot.Metrics(filepath.Join(c.OutputDir, grpo.MetricsFile), c.OutputDir, plot.Options{Window: 10}); perr == nil {
+	if files, perr := plot.Metrics(filepath.Join(c.OutputDir, checkpoint.MetricsFile), c.OutputDir, plot.Options{Window: 10}); perr == nil {
 		fmt.Fprintf(out, "plots: %v\n", files)
 	}
 	if err != nil {
@@ -326,17 +337,17 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 // outputDirInUse says grpo's OutputDirInUseError in the command's terms;
 // other errors come back as they are.
 func outputDirInUse(err error) error {
-	var e *grpo.OutputDirInUseError
+	var e *checkpoint.OutputDirInUseError
 	if !errors.As(err, &e) {
 		return err
 	}
 	return fmt.Errorf("grpokit: output_dir %s holds another run (%s): continue it with -resume, replace it with "+
-		"overwrite_output_dir: true in the config, or choose another output_dir (-out): %w", e.Dir, e.Found, grpo.ErrOutputDirInUse)
+		"overwrite_output_dir: true in the config, or choose another output_dir (-out): %w", e.Dir, e.Found, checkpoint.ErrOutputDirInUse)
 }
 
 // warmStart runs the sft section: supervised steps on the answers.
 func warmStart(ctx context.Context, c *runConfig, s *setup, out io.Writer) error {
-	target := func(ex grpo.Example) string {
+	target := func(ex dataset.Example) string {
 		if c.SFT.Target == "" {
 			return ex.Answer
 		}
@@ -346,12 +357,11 @@ func warmStart(ctx context.Context, c *runConfig, s *setup, out io.Writer) error
 	for _, ex := range s.train {
 		longest = max(longest, len(s.loaded.tok.Tokenizer.Encode(target(ex), false))+1)
 	}
-	sc := grpo.DefaultConfig()
-	b := cmp.Or(c.SFT.BatchSize, 16)
-	sc.NumGenerations, sc.BatchSize = b, b
+	sc := sft.DefaultConfig()
+	sc.BatchSize = cmp.Or(c.SFT.BatchSize, 16)
 	sc.LearningRate, sc.LRSchedulerType, sc.WarmupSteps = cmp.Or(c.SFT.LearningRate, 3e-3), grpo.ScheduleCosine, max(1, c.SFT.Steps/10)
 	sc.MaxPromptLength, sc.MaxCompletionLength, sc.Seed = c.MaxPromptLength, longest, c.Seed
-	st, err := grpo.NewSFTTrainer(s.policy, sc)
+	st, err := sft.New(s.policy, sc)
 	if err != nil {
 		return err
 	}
@@ -360,7 +370,7 @@ func warmStart(ctx context.Context, c *runConfig, s *setup, out io.Writer) error
 	if c.LoggingSteps > 0 {
 		progress = out
 	}
-	if _, err := st.Train(ctx, s.train, grpo.SFTOptions{Steps: c.SFT.Steps, Progress: progress, Target: target}); err != nil {
+	if _, err := st.Train(ctx, s.train, sft.Options{Steps: c.SFT.Steps, Progress: progress, Target: target}); err != nil {
 		return err
 	}
 	return st.Release()

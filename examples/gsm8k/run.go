@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/envs/gsm8k"
 	"github.com/grpokit/grpokit/examples/internal/exkit"
 	"github.com/grpokit/grpokit/grpo"
@@ -111,16 +113,16 @@ func target(ex gsm8k.Example) string {
 // example is the prompt of ex: the seed's system prompt and the question
 // as a chat, or for the tiny model (compact) just the question, which keeps
 // its forward passes short.
-func example(ex gsm8k.Example, compact bool) grpo.Example {
+func example(ex gsm8k.Example, compact bool) dataset.Example {
 	if compact {
-		return grpo.Example{Prompt: "Question: " + ex.Question + "\n", Answer: ex.Answer}
+		return dataset.Example{Prompt: "Question: " + ex.Question + "\n", Answer: ex.Answer}
 	}
 	chat := gsm8k.Chat(ex.Question)
-	msgs := make([]grpo.Message, len(chat))
+	msgs := make([]dataset.Message, len(chat))
 	for i, m := range chat {
-		msgs[i] = grpo.Message{Role: m.Role, Content: m.Content}
+		msgs[i] = dataset.Message{Role: m.Role, Content: m.Content}
 	}
-	return grpo.Example{Messages: msgs, Prompt: ex.Question, Answer: ex.Answer}
+	return dataset.Example{Messages: msgs, Prompt: ex.Question, Answer: ex.Answer}
 }
 
 // scores is one evaluation: accuracy and the mean of each seed reward on
@@ -172,7 +174,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 	held := test[:min(cfg.Eval, len(test))]
 	evaluate := func(step int) (scores, error) {
-		exs := make([]grpo.Example, len(held))
+		exs := make([]dataset.Example, len(held))
 		for i, ex := range held {
 			exs[i] = example(ex, compact)
 		}
@@ -205,6 +207,7 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("gsm8k: %w", err)
 	}
 	trainer.Progress = out
+	s.Limit(trainer)
 	if err := exkit.Resume(trainer, from, out); err != nil {
 		return fmt.Errorf("gsm8k: %w", err)
 	}
@@ -214,7 +217,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 	fmt.Fprint(out, "before GRPO: ", before.Report)
 
-	data := make(grpo.SliceDataset, len(train))
+	data := make(dataset.SliceDataset, len(train))
 	for i, ex := range train {
 		data[i] = example(ex, compact)
 	}
@@ -271,7 +274,7 @@ func plot(dir string) error {
 	for _, r := range gsm8k.Rewards() {
 		keys = append(keys, "rewards/"+r.Name+"/mean")
 	}
-	lines, err := exkit.MetricLines(filepath.Join(dir, grpo.MetricsFile), 0, keys...)
+	lines, err := exkit.MetricLines(filepath.Join(dir, checkpoint.MetricsFile), 0, keys...)
 	if err != nil {
 		return err
 	}

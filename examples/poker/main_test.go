@@ -10,8 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/envs/poker"
-	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/tokenizer"
 )
 
@@ -51,7 +52,7 @@ func TestRunSmoke(t *testing.T) {
 	other := cfg
 	other.Seed = 2
 	out.Reset()
-	if err := run(context.Background(), other); !errors.Is(err, grpo.ErrOutputDirInUse) || !strings.Contains(err.Error(), "-overwrite") {
+	if err := run(context.Background(), other); !errors.Is(err, checkpoint.ErrOutputDirInUse) || !strings.Contains(err.Error(), "-overwrite") {
 		t.Errorf("fresh run into a used folder: err = %v, want ErrOutputDirInUse with the flags to use", err)
 	}
 	if now, err := os.ReadFile(initial); err != nil || !bytes.Equal(now, saved) || strings.Contains(out.String(), "before training") {
@@ -250,7 +251,7 @@ func TestHandsDataset(t *testing.T) {
 	if got, want := tinyText(h, true), "<|im_start|> Two Two Ace King Nine clubs diamonds spades hearts spades\n"; got != want {
 		t.Errorf("tinyText(grouped) = %q, want %q", got, want)
 	}
-	d := hands{seed: 3, n: 27, prompt: func(h poker.Hand) grpo.Example { return grpo.Example{Prompt: handText(h)} }}
+	d := hands{seed: 3, n: 27, prompt: func(h poker.Hand) dataset.Example { return dataset.Example{Prompt: handText(h)} }}
 	for i := range d.Len() {
 		ex, err := d.Example(i)
 		if err != nil {

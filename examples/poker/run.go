@@ -12,9 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/envs/poker"
 	"github.com/grpokit/grpokit/examples/internal/exkit"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/model"
 )
 
@@ -170,14 +173,14 @@ func tinyText(h poker.Hand, grouped bool) string {
 type hands struct {
 	seed   uint64
 	n      int
-	prompt func(poker.Hand) grpo.Example
+	prompt func(poker.Hand) dataset.Example
 }
 
 func (d hands) Len() int { return d.n }
 
-func (d hands) Example(i int) (grpo.Example, error) {
+func (d hands) Example(i int) (dataset.Example, error) {
 	if i < 0 || i >= d.n {
-		return grpo.Example{}, fmt.Errorf("poker: example %d out of range", i)
+		return dataset.Example{}, fmt.Errorf("poker: example %d out of range", i)
 	}
 	c := poker.Class(i % poker.NumClasses)
 	h := poker.NewSampler(d.seed ^ uint64(i+1)*0x9e3779b97f4a7c15).Hand(c)
@@ -248,14 +251,14 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return fmt.Errorf("poker: %w", err)
 	}
-	prompt := func(h poker.Hand) grpo.Example {
+	prompt := func(h poker.Hand) dataset.Example {
 		if s.Tiny && !cfg.Plain {
 			// The bare hand, no chat template: 12 tokens, so every
 			// forward pass is short.
-			return grpo.Example{Prompt: tinyText(h, cfg.Order == "grouped")}
+			return dataset.Example{Prompt: tinyText(h, cfg.Order == "grouped")}
 		}
 		text := poker.Prompt(h)
-		return grpo.Example{Messages: []grpo.Message{{Role: "user", Content: text}}, Prompt: text}
+		return dataset.Example{Messages: []dataset.Message{{Role: "user", Content: text}}, Prompt: text}
 	}
 	fmt.Fprintf(out, "poker: model %s (%d parameters, %s training), tokenizer vocabulary %d\n",
 		s.Dir, s.Model.NumParams(), cfg.Train, s.Tok.Tokenizer.VocabSize())
@@ -264,7 +267,7 @@ func run(ctx context.Context, cfg config) error {
 	test := poker.NewSampler(uint64(cfg.Seed) + 1_000_003).Batch(cfg.Eval)
 	evaluate := func(step int) (poker.Report, error) {
 		t0 := time.Now()
-		exs := make([]grpo.Example, len(test))
+		exs := make([]dataset.Example, len(test))
 		truths := make([]poker.Class, len(test))
 		for i, ex := range test {
 			exs[i], truths[i] = prompt(ex.Hand), ex.Class
@@ -286,7 +289,7 @@ func run(ctx context.Context, cfg config) error {
 	gc.MaxPromptLength = 0
 	gc.MaxCompletionLength = maxLabel + 1
 	gc.LRSchedulerType = grpo.Schedule(cfg.Schedule)
-	gc.ScaleRewards = grpo.ScaleRewards(cfg.Scale)
+	gc.ScaleRewards = loss.ScaleRewards(cfg.Scale)
 	gc.EntropyCoef = cfg.Entropy
 	gc.DropZeroStdGroups = cfg.DropTied
 	gc.WarmupSteps = min(20, cfg.Steps/10)
@@ -295,6 +298,7 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("poker: %w", err)
 	}
 	trainer.Progress = out
+	s.Limit(trainer)
 	if err := exkit.Resume(trainer, s.From, out); err != nil {
 		return fmt.Errorf("poker: %w", err)
 	}
@@ -375,7 +379,7 @@ func appendResult(dir string, r result) error {
 
 // plot draws the mean reward per step with its 25-step moving average.
 func plot(dir string) error {
-	lines, err := exkit.MetricLines(filepath.Join(dir, grpo.MetricsFile), 25, "reward")
+	lines, err := exkit.MetricLines(filepath.Join(dir, checkpoint.MetricsFile), 25, "reward")
 	if err != nil {
 		return err
 	}

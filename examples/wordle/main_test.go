@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/envs/wordle"
 	"github.com/grpokit/grpokit/examples/internal/exkit"
 	"github.com/grpokit/grpokit/grpo"
@@ -261,7 +262,7 @@ type solverPolicy struct {
 	reply string
 }
 
-func (p solverPolicy) Generate(_ context.Context, exs []grpo.Example, n int, _ grpo.GenerateOptions) ([]grpo.Completion, error) {
+func (p solverPolicy) Generate(_ context.Context, exs []dataset.Example, n int, _ grpo.GenerateOptions) ([]grpo.Completion, error) {
 	var out []grpo.Completion
 	for _, ex := range exs {
 		text := p.reply

@@ -17,9 +17,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/envs/wordle"
 	"github.com/grpokit/grpokit/examples/internal/exkit"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/model"
 )
 
@@ -341,7 +344,7 @@ type prompter struct {
 	board string
 }
 
-func (p prompter) example(g *wordle.Game) grpo.Example {
+func (p prompter) example(g *wordle.Game) dataset.Example {
 	var valid []string
 	for _, t := range g.History() {
 		if t.Invalid == "" {
@@ -354,10 +357,10 @@ func (p prompter) example(g *wordle.Game) grpo.Example {
 		if p.board == "facts" {
 			text = facts(g.History())
 		}
-		return grpo.Example{Prompt: text, Answer: g.Answer(), Meta: meta}
+		return dataset.Example{Prompt: text, Answer: g.Answer(), Meta: meta}
 	}
 	text := g.Prompt()
-	return grpo.Example{Messages: []grpo.Message{{Role: "user", Content: text}}, Prompt: text, Answer: g.Answer(), Meta: meta}
+	return dataset.Example{Messages: []dataset.Message{{Role: "user", Content: text}}, Prompt: text, Answer: g.Answer(), Meta: meta}
 }
 
 // env is the grpo.Env of Wordle games: episode i is a secret from the
@@ -389,7 +392,7 @@ type episode struct {
 	game *wordle.Game
 }
 
-func (ep *episode) Observe() grpo.Example { return ep.env.p.example(ep.game) }
+func (ep *episode) Observe() dataset.Example { return ep.env.p.example(ep.game) }
 
 func (ep *episode) Step(completion string) (bool, error) {
 	res, err := ep.game.Step(completion)
@@ -441,7 +444,7 @@ func play(ctx context.Context, pol grpo.Policy, p prompter, words []string, maxN
 	}
 	for turn := 0; turn < wordle.MaxTurns; turn++ {
 		var active []*wordle.Game
-		var exs []grpo.Example
+		var exs []dataset.Example
 		for _, g := range games {
 			if !g.Done() {
 				active = append(active, g)
@@ -687,12 +690,13 @@ func run(ctx context.Context, cfg config) error {
 	gc.MaxCompletionLength = cfg.MaxCompletion
 	gc.LRSchedulerType = grpo.ScheduleConstant
 	gc.MaxTurns = wordle.MaxTurns
-	gc.ScaleRewards = grpo.ScaleRewards(cfg.Scale)
+	gc.ScaleRewards = loss.ScaleRewards(cfg.Scale)
 	trainer, err := grpo.NewTrainer(policy, gc, wordle.Rewards(cfg.Weights)...)
 	if err != nil {
 		return fmt.Errorf("wordle: %w", err)
 	}
 	trainer.Progress = out
+	s.Limit(trainer)
 	if cfg.LetterCredit != 0 {
 		if err := trainer.SetTokenCredit(letterCredit(s.Tok.Tokenizer, cfg.LetterCredit)); err != nil {
 			return fmt.Errorf("wordle: %w", err)
@@ -927,7 +931,7 @@ func plot(dir string, steps, wins []float64) error {
 	for _, r := range wordle.Rewards(wordle.DefaultWeights()) {
 		keys = append(keys, "rewards/"+r.Name+"/mean")
 	}
-	lines, err := exkit.MetricLines(filepath.Join(dir, grpo.MetricsFile), 0, keys...)
+	lines, err := exkit.MetricLines(filepath.Join(dir, checkpoint.MetricsFile), 0, keys...)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/envs/wordle"
 	"github.com/grpokit/grpokit/examples/internal/exkit"
 	"github.com/grpokit/grpokit/grpo"
@@ -29,7 +30,7 @@ type statePool struct {
 	p       prompter
 	maxNew  int
 	size    int
-	states  []grpo.Example
+	states  []dataset.Example
 	// Wins and Played count the pool's greedy games: a running measure of
 	// greedy play on the training answers.
 	Wins, Played int
@@ -37,9 +38,9 @@ type statePool struct {
 
 func (s *statePool) Len() int { return s.size }
 
-func (s *statePool) Example(i int) (grpo.Example, error) {
+func (s *statePool) Example(i int) (dataset.Example, error) {
 	if len(s.states) == 0 {
-		return grpo.Example{}, fmt.Errorf("wordle: state pool is empty")
+		return dataset.Example{}, fmt.Errorf("wordle: state pool is empty")
 	}
 	return s.states[i%len(s.states)], nil
 }
@@ -59,10 +60,10 @@ func (s *statePool) refresh(ctx context.Context, pol grpo.Policy) error {
 			return err
 		}
 	}
-	var states []grpo.Example
+	var states []dataset.Example
 	for turn := 0; turn < wordle.MaxTurns; turn++ {
 		var active []*wordle.Game
-		var exs []grpo.Example
+		var exs []dataset.Example
 		for _, g := range games {
 			if !g.Done() {
 				active = append(active, g)

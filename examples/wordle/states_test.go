@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/envs/wordle"
-	"github.com/grpokit/grpokit/grpo"
 )
 
 func TestStatePool(t *testing.T) {
@@ -59,5 +59,5 @@ func TestStatePool(t *testing.T) {
 	if len(pool.states) != want || pool.states[0].Answer != "robot" || pool.Wins != 2 || pool.Played != 4 {
 		t.Errorf("solver: %d boards (want %d), first answer %q, wins %d/%d; want robot, 2/4", len(pool.states), want, pool.states[0].Answer, pool.Wins, pool.Played)
 	}
-	var _ grpo.Dataset = pool
+	var _ dataset.Dataset = pool
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 )
 
@@ -73,7 +74,7 @@ func TestEnv(env grpo.Env, moves ...string) error {
 
 // transcript is what one play of an episode showed.
 type transcript struct {
-	obs  []grpo.Example
+	obs  []dataset.Example
 	done bool
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/grpo/grpotest"
 )
@@ -32,14 +33,14 @@ func (e *echoEnv) Episode(i int) (grpo.Episode, error) {
 	return &echoEpisode{env: e, word: w}, nil
 }
 
-func (ep *echoEpisode) Observe() grpo.Example {
+func (ep *echoEpisode) Observe() dataset.Example {
 	if ep.env.mutates {
 		ep.seen++
 	}
 	if ep.env.empty {
-		return grpo.Example{}
+		return dataset.Example{}
 	}
-	return grpo.Example{Prompt: fmt.Sprintf("turn %d (%d): say %s after %v", ep.turn, ep.seen, ep.word, ep.moves), Answer: ep.word}
+	return dataset.Example{Prompt: fmt.Sprintf("turn %d (%d): say %s after %v", ep.turn, ep.seen, ep.word, ep.moves), Answer: ep.word}
 }
 
 func (ep *echoEpisode) Step(completion string) (bool, error) {

@@ -15,6 +15,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph builder
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/backend"
 )
@@ -39,7 +40,7 @@ type Policy struct {
 	// Script, when set, gives completion j of prompt p instead of
 	// sampling. Its text is encoded word by word and ends with EOS unless
 	// it has more than MaxCompletionLength words.
-	Script func(p grpo.Example, j int) string
+	Script func(p dataset.Example, j int) string
 	// Calls counts Generate calls.
 	Calls int
 
@@ -130,7 +131,7 @@ func (p *Policy) Table() []float32 {
 
 // promptIDs renders an example: the plain prompt, or the messages'
 // contents joined, then truncated on the left.
-func (p *Policy) promptIDs(ex grpo.Example, maxLen int) []int32 {
+func (p *Policy) promptIDs(ex dataset.Example, maxLen int) []int32 {
 	text := ex.Prompt
 	if len(ex.Messages) > 0 {
 		parts := make([]string, len(ex.Messages))
@@ -152,7 +153,7 @@ func (p *Policy) promptIDs(ex grpo.Example, maxLen int) []int32 {
 // Generate samples n completions per prompt from the table (or returns the
 // Script's), with temperature and top-k (Temperature 0 decodes greedily,
 // as grpo.Evaluate asks); the same seed gives the same completions.
-func (p *Policy) Generate(ctx context.Context, prompts []grpo.Example, n int, opts grpo.GenerateOptions) ([]grpo.Completion, error) {
+func (p *Policy) Generate(ctx context.Context, prompts []dataset.Example, n int, opts grpo.GenerateOptions) ([]grpo.Completion, error) {
 	p.Calls++
 	if err := ctx.Err(); err != nil {
 		return nil, context.Cause(ctx)

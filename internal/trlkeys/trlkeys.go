@@ -57,7 +57,7 @@ const (
 	whyOptim      = "grpokit's optimizer is AdamW (adamw_torch)"
 	whyPlumbing   = "logging plumbing: grpokit writes metrics.jsonl and PNG plots (grpokit plot draws them again)"
 	whyModelSect  = "a ModelConfig key: in grpokit's config it goes under model: (in Go, load the model with model.Load)"
-	whyDataset    = "grpokit downloads nothing: download the dataset (huggingface-cli download NAME --repo-type dataset) and give its Parquet or JSON files as dataset.path (in Go, grpo.LoadDataset)"
+	whyDataset    = "grpokit downloads nothing: download the dataset (huggingface-cli download NAME --repo-type dataset) and give its Parquet or JSON files as dataset.path (in Go, dataset.LoadDataset)"
 )
 
 // grpo are GRPOConfig's keys that grpo.Config has no field for.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/internal/sharedtest"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/tokenizer"
@@ -58,7 +58,7 @@ func TestPolicyRendersChatTemplates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads two real tokenizers")
 	}
-	ex := grpo.Example{Messages: []grpo.Message{{Role: "system", Content: "Answer briefly."}, {Role: "user", Content: "Two plus two?"}}}
+	ex := dataset.Example{Messages: []dataset.Message{{Role: "system", Content: "Answer briefly."}, {Role: "user", Content: "Two plus two?"}}}
 	toks := map[string]*tokenizer.Pretrained{}
 	for _, tc := range []struct {
 		name     string

@@ -9,6 +9,7 @@ import (
 
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/strictcfg"
+	"github.com/grpokit/grpokit/memplan"
 )
 
 // Config holds the settings every example shares. Zero fields mean the
@@ -42,7 +43,7 @@ type Config struct {
 	// MemoryLimit overrides the memory a run may use, which the memory
 	// plan printed before step 0 is checked against (a size such as
 	// "16GB", or "off" to run whatever the plan says); "" detects it
-	// (grpo.AvailableMemory, $GRPOKIT_MEMORY_LIMIT).
+	// (memplan.BudgetFromEnv: $GRPOKIT_MEMORY_LIMIT, else what is available).
 	MemoryLimit string `json:"memory_limit"`
 	// GradientCheckpointing recomputes each decoder layer in the backward
 	// pass instead of keeping its activations (grpo.Config's; TRL's
@@ -164,7 +165,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Train, "train", c.Train, "what trains: full (every weight) or lora")
 	fs.IntVar(&c.LoRARank, "lora-rank", c.LoRARank, "LoRA rank r (alpha = 2r) with -train lora")
 	fs.StringVar(&c.Quantize, "quantize", c.Quantize, "with -train lora: hold the frozen base as nf4 or int8 (QLoRA: bitsandbytes' load_in_4bit, bnb_4bit_quant_type=nf4 / load_in_8bit); empty keeps the checkpoint's dtype")
-	fs.StringVar(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "memory the run may use, checked against the memory plan printed before step 0 (e.g. 16GB; off: do not stop); default detected ($"+grpo.MemoryLimitEnv+", MemAvailable, cgroup limit)")
+	fs.StringVar(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "memory the run may use, checked against the memory plan printed before step 0 (e.g. 16GB; off: do not stop); default detected ($"+memplan.LimitEnv+", MemAvailable, cgroup limit)")
 	fs.BoolVar(&c.GradientCheckpointing, "gradient-checkpointing", c.GradientCheckpointing, "recompute each decoder layer in the backward pass: less memory, about one more forward pass of time (TRL's gradient_checkpointing)")
 	fs.IntVar(&c.Steps, "steps", c.Steps, "GRPO optimizer steps")
 	fs.IntVar(&c.Generations, "generations", c.Generations, "completions sampled per prompt (G)")

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/loss"
 )
 
 func TestGRPOConfig(t *testing.T) {
@@ -70,8 +71,8 @@ func TestConfigFileTRLNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	gc := c.GRPO(5)
-	if gc.MaxSteps != 3 || gc.LossType != grpo.LossCISPO || gc.EpsilonHigh != 5 || gc.ScaleRewards != grpo.ScaleNone ||
-		gc.MinP != 0.1 || gc.ImportanceSamplingLevel != grpo.LevelSequence || gc.Delta == nil || *gc.Delta != 1.5 ||
+	if gc.MaxSteps != 3 || gc.LossType != loss.CISPO || gc.EpsilonHigh != 5 || gc.ScaleRewards != loss.ScaleNone ||
+		gc.MinP != 0.1 || gc.ImportanceSamplingLevel != loss.LevelSequence || gc.Delta == nil || *gc.Delta != 1.5 ||
 		!gc.DynamicSampling || gc.RepetitionPenalty != 1.1 || gc.BatchSize != 8 || gc.LearningRate != 1e-4 ||
 		gc.StepsPerGeneration != 3 || gc.EffectiveGenerationBatchSize() != 24 {
 		t.Errorf("GRPO from -config = %+v", gc)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/reward"
 )
@@ -47,7 +48,7 @@ func TestDType(t *testing.T) {
 	}
 	var loss float64 = math.NaN()
 	tr.OnStep = func(m grpo.Metrics) { loss = m["loss"] }
-	if err := tr.Train(context.Background(), grpo.SliceDataset{{Prompt: "cat"}}); err != nil {
+	if err := tr.Train(context.Background(), dataset.SliceDataset{{Prompt: "cat"}}); err != nil {
 		t.Fatal(err)
 	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {

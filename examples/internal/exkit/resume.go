@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/grpo"
 )
 
@@ -18,7 +19,7 @@ func (c *Config) Checkpoint() (string, error) {
 		return "", nil
 	}
 	path, err := grpo.LatestCheckpoint(c.Out)
-	if errors.Is(err, grpo.ErrNoCheckpoint) {
+	if errors.Is(err, checkpoint.ErrNoCheckpoint) {
 		return "", nil
 	}
 	return path, err

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/lora"
+	"github.com/grpokit/grpokit/memplan"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/tokenizer"
 )
@@ -35,6 +37,16 @@ type Setup struct {
 	// From is the checkpoint the run continues from (Config.Checkpoint,
 	// found and verified once by Load); "" for a fresh run.
 	From string
+	// Memory is the budget the memory plan is checked against:
+	// -memory-limit, else $GRPOKIT_MEMORY_LIMIT, else what is available.
+	Memory memplan.Budget
+}
+
+// Limit gives tr the run's memory budget (Setup.Memory) and Go's memory
+// limit for the run (Trainer.GCLimit), as the grpokit command does.
+func (s *Setup) Limit(tr *grpo.Trainer) {
+	budget := s.Memory
+	tr.Memory, tr.GCLimit = &budget, true
 }
 
 // InitialModelDir is the folder under Out where a run writes the tiny
@@ -59,7 +71,7 @@ func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
 	}
 	// A resumed run's checkpoints are its own; the folder must still not be
 	// held by a running trainer.
-	if err := grpo.CheckOutputDir(c.Out, c.Overwrite || from != ""); err != nil {
+	if err := checkpoint.CheckOutputDir(c.Out, c.Overwrite || from != ""); err != nil {
 		return nil, inUse(name, err)
 	}
 	if c.Backend != "" {
@@ -68,16 +80,12 @@ func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
+	budget, err := memplan.BudgetFromEnv()
 	if c.MemoryLimit != "" {
-		// The trainer checks its memory plan against $GRPOKIT_MEMORY_LIMIT.
-		if c.MemoryLimit != "off" {
-			if _, err := grpo.ParseMemorySize(c.MemoryLimit); err != nil {
-				return nil, fmt.Errorf("%s: -memory-limit: %w", name, err)
-			}
-		}
-		if err := os.Setenv(grpo.MemoryLimitEnv, c.MemoryLimit); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
+		budget, err = memplan.ParseLimit(c.MemoryLimit, "-memory-limit")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	compute, err := model.ParseCompute(c.DType)
 	if err != nil {
@@ -91,7 +99,7 @@ func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
 			opts.Storage = model.Storage(c.Quantize)
 		}
 	}
-	s := &Setup{Dir: c.Model, From: from}
+	s := &Setup{Dir: c.Model, From: from, Memory: budget}
 	if c.Model == "" {
 		s.Dir, s.Tiny = filepath.Join(c.Out, InitialModelDir), true
 		build := model.NewTiny

@@ -5,18 +5,20 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/sft"
 )
 
 // Pair is one supervised example: a prompt and the completion to imitate
 // (the tokenizer's EOS is appended).
 type Pair struct {
-	Prompt grpo.Example
+	Prompt dataset.Example
 	Target string
 }
 
 // SFT is a small supervised warm start for teaching a from-scratch model an
-// answer format before GRPO: grpo.SFTTrainer.Train for steps steps of
+// answer format before GRPO: sft.Trainer.Train for steps steps of
 // batch pairs, the learning rate warming up over the first tenth and then
 // decaying to 0 along a half cosine; its optimizer state is released
 // afterwards so that GRPO's AdamW starts afresh.
@@ -28,23 +30,23 @@ func SFT(ctx context.Context, s *Setup, p *grpo.LMPolicy, pairs []Pair, steps, b
 		return fmt.Errorf("sft: no examples")
 	}
 	batch = max(2, batch)
-	data := make(grpo.SliceDataset, len(pairs))
+	data := make(dataset.SliceDataset, len(pairs))
 	longest := 1
 	for i, pr := range pairs {
 		data[i] = pr.Prompt
 		data[i].Answer = pr.Target
 		longest = max(longest, len(s.Encode(pr.Target))+1)
 	}
-	cfg := grpo.DefaultConfig()
-	cfg.NumGenerations, cfg.BatchSize = batch, batch
+	cfg := sft.DefaultConfig()
+	cfg.BatchSize = batch
 	cfg.LearningRate, cfg.LRSchedulerType, cfg.WarmupSteps = lr, grpo.ScheduleCosine, max(1, steps/10)
 	cfg.MaxPromptLength, cfg.MaxCompletionLength = 0, longest
 	cfg.Seed = seed
-	tr, err := grpo.NewSFTTrainer(p, cfg)
+	tr, err := sft.New(p, cfg)
 	if err != nil {
 		return fmt.Errorf("sft: %w", err)
 	}
-	if _, err := tr.Train(ctx, data, grpo.SFTOptions{Steps: steps, Progress: progress}); err != nil {
+	if _, err := tr.Train(ctx, data, sft.Options{Steps: steps, Progress: progress}); err != nil {
 		return fmt.Errorf("sft: %w", err)
 	}
 	return tr.Release()

@@ -6,7 +6,7 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/dataset"
 )
 
 // TestSFTLeavesNoOptimizerState: after SFT the policy's context holds
@@ -31,7 +31,7 @@ func TestSFTLeavesNoOptimizerState(t *testing.T) {
 	}
 	emb := p.TrainableVariables()[0]
 	w0 := flat(t, emb)
-	pairs := []Pair{{Prompt: grpo.Example{Prompt: "say cat"}, Target: "cat"}, {Prompt: grpo.Example{Prompt: "say dog"}, Target: "dog"}}
+	pairs := []Pair{{Prompt: dataset.Example{Prompt: "say cat"}, Target: "cat"}, {Prompt: dataset.Example{Prompt: "say dog"}, Target: "dog"}}
 	if err := SFT(context.Background(), s, p, pairs, 3, 2, 1e-2, 1, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/checkpoint"
 )
 
 // Train runs one example's GRPO training, train being the trainer's Train
@@ -30,7 +30,7 @@ func Train(ctx context.Context, name string, c *Config, out io.Writer, step func
 	}
 	err = train(trainCtx)
 	cancel()
-	if errors.Is(err, grpo.ErrOutputDirInUse) {
+	if errors.Is(err, checkpoint.ErrOutputDirInUse) {
 		return 0, false, inUse(name, err)
 	}
 	took = time.Since(start)
@@ -52,12 +52,12 @@ func Train(ctx context.Context, name string, c *Config, out io.Writer, step func
 // inUse says grpo's OutputDirInUseError in the example's flags, and adds
 // the example's name to any other error.
 func inUse(name string, err error) error {
-	var e *grpo.OutputDirInUseError
+	var e *checkpoint.OutputDirInUseError
 	if !errors.As(err, &e) {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return fmt.Errorf("%s: -out %s holds another run (%s): continue it with -resume, replace it with -overwrite, or choose another -out: %w",
-		name, e.Dir, e.Found, grpo.ErrOutputDirInUse)
+		name, e.Dir, e.Found, checkpoint.ErrOutputDirInUse)
 }
 
 // Duration is a time.Duration that reads and writes Go duration strings

@@ -1,0 +1,142 @@
+package grpo
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/grpokit/grpokit/dataset"
+	"github.com/grpokit/grpokit/memplan"
+	"github.com/grpokit/grpokit/model"
+)
+
+// MemoryPlanner is an optional interface of a Policy that can describe a
+// run's memory needs (LMPolicy does). Before step 0 the Trainer prints
+// the plan (memplan.Estimate) to Progress and stops with a
+// *memplan.OutOfMemoryError when its peak exceeds Trainer.Memory (by
+// default the memory available; a Budget with Off set prints the plan
+// without stopping).
+type MemoryPlanner interface {
+	// MemoryRequest describes training with cfg; promptTokens is the
+	// longest prompt seen (0: unknown).
+	MemoryRequest(cfg Config, promptTokens int) memplan.Request
+}
+
+var _ MemoryPlanner = (*LMPolicy)(nil)
+
+// MemoryRequest describes training this policy with cfg to memplan.Estimate:
+// its model's config and storage, its adapter's rank and target modules
+// (none for full fine-tuning).
+func (p *LMPolicy) MemoryRequest(cfg Config, promptTokens int) memplan.Request {
+	c := p.model.Config()
+	r := memplan.Request{Model: c, Train: cfg.MemorySettings(), Storage: p.model.Storage(), PromptTokens: promptTokens, WidensWeights: p.model.WidensWeights()}
+	if p.adapter != nil {
+		// The frozen base as held: every non-trainable variable in the
+		// weights' scopes (bf16 matrices, NF4 codes and scales, norms).
+		for v := range p.model.Context().IterVariables() {
+			if sc := v.Scope(); !v.Trainable && (strings.HasPrefix(sc, "/model") || strings.HasPrefix(sc, "/lm_head")) {
+				r.WeightBytes += int64(v.Shape().Memory())
+			}
+		}
+		ac := p.adapter.Config()
+		r.LoRARank, r.DoubleQuant = ac.R, ac.DoubleQuant
+		r.LoRATargets = moduleKinds(p.adapter.Modules())
+	} else {
+		r.Storage = model.StorageF32
+	}
+	return r
+}
+
+// moduleKinds returns the distinct short names (q_proj, …) of adapter
+// modules such as "model.layers.0.self_attn.q_proj".
+func moduleKinds(modules []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range modules {
+		k := m[strings.LastIndex(m, ".")+1:]
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// MemorySettings returns the settings of c a memory plan depends on.
+func (c Config) MemorySettings() memplan.Training {
+	return memplan.Training{
+		BatchSize: c.BatchSize, GradientAccumulationSteps: c.GradientAccumulationSteps,
+		GenerationBatchSize: c.EffectiveGenerationBatchSize(), NumGenerations: c.NumGenerations,
+		MaxPromptLength: c.MaxPromptLength, MaxCompletionLength: c.MaxCompletionLength,
+		Beta: c.Beta, GradientCheckpointing: c.GradientCheckpointing, LogitsChunkSize: c.LogitsChunkSize,
+	}
+}
+
+// planMemory prints the memory plan before step 0 and checks it against
+// t.Memory (or the memory available); with t.GCLimit it also sets Go's
+// memory limit for the run (memplan.LimitGC). src gives the longest of the
+// first prompts. The limit it returns (nil without one) is raised if the
+// run needs more, reports that after each step and is restored at the end.
+func (t *Trainer) planMemory(src source) (*memplan.GCLimit, error) {
+	mp, ok := t.policy.(MemoryPlanner)
+	if !ok {
+		return nil, nil
+	}
+	req := mp.MemoryRequest(t.cfg, t.longestPrompt(src))
+	plan, err := memplan.Estimate(req)
+	if err != nil {
+		// A model the planner cannot describe trains anyway.
+		fmt.Fprintf(t.progress(), "grpo: memory plan: %v\n", err)
+		return nil, nil
+	}
+	budget := memplan.Available()
+	if t.Memory != nil {
+		budget = *t.Memory
+	}
+	plan.Format(t.progress(), budget.Bytes, budget.Source)
+	if !budget.Off {
+		if err := plan.Check(budget.Bytes, budget.Source); err != nil {
+			return nil, err
+		}
+	}
+	if !t.GCLimit {
+		return nil, nil
+	}
+	return memplan.LimitGC(t.progress(), plan, budget.Bytes), nil
+}
+
+// longestPrompt returns the token count of the longest of the dataset's
+// first prompts (capped at MaxPromptLength), or 0 when unknown.
+func (t *Trainer) longestPrompt(src source) int {
+	ds, ok := src.(*datasetSource)
+	enc, ok2 := t.policy.(interface {
+		PromptIDs(ex dataset.Example, maxLen int) ([]int, error)
+	})
+	if !ok || !ok2 {
+		return 0
+	}
+	n, err := LongestPrompt(ds.data, enc.PromptIDs, t.cfg.MaxPromptLength)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// LongestPrompt returns the token count of the longest of data's first 64
+// prompts as encode makes them (capped at maxLen): the prompt length the
+// memory plan assumes, for the trainer and for a plan made before any
+// model is loaded (encode: EncodePrompt).
+func LongestPrompt(data dataset.Dataset, encode func(ex dataset.Example, maxLen int) ([]int, error), maxLen int) (int, error) {
+	n := 0
+	for i := range min(data.Len(), 64) {
+		ex, err := data.Example(i)
+		if err != nil {
+			return 0, fmt.Errorf("example %d: %w", i+1, err)
+		}
+		ids, err := encode(ex, maxLen)
+		if err != nil {
+			return 0, fmt.Errorf("example %d: %w", i+1, err)
+		}
+		n = max(n, len(ids))
+	}
+	return n, nil
+}
