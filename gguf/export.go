@@ -80,6 +80,12 @@ func Export(ctx context.Context, src Source, path string, opts ExportOptions) (*
 			}
 		}
 	}
+	// The architecture is checked before the weights are read.
+	if c, err := model.ReadConfig(filepath.Join(dir, "config.json")); err != nil {
+		return nil, err
+	} else if _, err := lookupFamily(c); err != nil {
+		return nil, err
+	}
 	dtype := opts.DType
 	if dtype == "" {
 		var err error
