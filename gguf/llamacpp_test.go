@@ -614,6 +614,12 @@ func tinyShape(modelType string, vocab int) model.Config {
 // folder.
 func tokenizerModel(t *testing.T, tmp, toks, name, modelType string, shape func(string, int) model.Config) string {
 	t.Helper()
+	return tokenizerModelDType(t, tmp, toks, name, modelType, shape, "f32")
+}
+
+// tokenizerModelDType is tokenizerModel with weights of dtype (f32 or bf16).
+func tokenizerModelDType(t *testing.T, tmp, toks, name, modelType string, shape func(string, int) model.Config, dtype string) string {
+	t.Helper()
 	dir := filepath.Join(tmp, name+"-model")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -650,7 +656,7 @@ func tokenizerModel(t *testing.T, tmp, toks, name, modelType string, shape func(
 	if len(tok.EOS) > 0 {
 		cfg.EOSTokenIDs = tok.EOS[:1]
 	}
-	if err := model.WriteRandomHF(dir, cfg, 7, "f32"); err != nil {
+	if err := model.WriteRandomHF(dir, cfg, 7, dtype); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -665,4 +671,98 @@ func readJSON(t *testing.T, path string, v any) {
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+}
+
+// TestLlamaCppRealShaped exports a model of a real model's shapes
+// (SmolLM2-135M's: 30 layers, 9 heads over 3 key/value heads of 64, with
+// Llama 3.1's real tokenizer and its 128,256-token vocabulary), with
+// random bf16 weights as bench/randomhf writes them, as F16, and compares
+// llama.cpp with grpokit: tokenization of the corpus, log-probabilities of
+// the likeliest next tokens along the prompts, and greedy continuations.
+// The random weights make the next-token distribution flat, so a greedy
+// difference counts only where grpokit's margin between the two ids is
+// not a near-tie.
+func TestLlamaCppRealShaped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 180M-parameter model: skipped with -short")
+	}
+	script := llamaCppScript(t)
+	toks := sharedtest.Dir(t, "tokenizers")
+	var corpus []string
+	readJSON(t, filepath.Join(toks, "corpus.json"), &corpus)
+	tmp := t.TempDir()
+	shape := func(_ string, vocab int) model.Config {
+		c := model.SmolLM2Shaped()
+		c.VocabSize = vocab
+		return c
+	}
+	dir := tokenizerModelDType(t, tmp, toks, "llama31", "llama", shape, "bf16")
+	out := filepath.Join(tmp, "real.gguf")
+	if _, err := Export(context.Background(), Source{ModelDir: dir}, out, ExportOptions{DType: "F16"}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompts [][]int
+	for _, s := range corpus[:3] {
+		prompts = append(prompts, tok.Tokenizer.Encode(s, true))
+	}
+	job := lcJob{Model: out, Tokenize: corpus, Probs: prompts}
+	for _, p := range prompts {
+		job.Generate = append(job.Generate, genReq{Prompt: p, N: 8})
+	}
+	r := runLlamaCpp(t, script, []lcJob{job})[0]
+	for i, s := range corpus {
+		if want := tok.Tokenizer.Encode(s, false); fmt.Sprint(r.Tokens[i]) != fmt.Sprint(want) {
+			t.Errorf("%q: llama.cpp %v, grpokit %v", s, r.Tokens[i], want)
+		}
+	}
+	m, err := model.Load(dir, &model.Options{Storage: model.StorageAsStored})
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := m.Config().VocabSize
+	logits := func(ids []int) []float32 {
+		lg, err := m.Logits(model.LeftPad([][]int{ids}, 0, len(ids)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lg
+	}
+	var dlogp float64
+	for b, p := range prompts {
+		lg := logits(p)
+		for i, top := range r.Probs[b] {
+			lp := softmax(lg[i*V : (i+1)*V])
+			for _, e := range top {
+				dlogp = math.Max(dlogp, math.Abs(math.Log(e[1])-math.Log(lp[int(e[0])])))
+			}
+		}
+	}
+	t.Logf("real-shaped llama (F16): max |Δ log p| over llama.cpp's 32 likeliest next ids at every prompt position: %.3g", dlogp)
+	if dlogp > 0.05 {
+		t.Errorf("llama.cpp's log-probabilities differ from grpokit's by %.3g (> 0.05)", dlogp)
+	}
+	mine := greedy(t, dir, prompts, 8)
+	same, total := 0, 0
+	for b := range prompts {
+		total += len(mine[b])
+		for i := range mine[b] {
+			if r.Generated[b][i] == mine[b][i] {
+				same++
+				continue
+			}
+			lg := logits(append(slices.Clone(prompts[b]), mine[b][:i]...))
+			last := lg[(len(prompts[b])+i-1)*V:]
+			margin := last[mine[b][i]] - last[r.Generated[b][i]]
+			t.Logf("row %d step %d: llama.cpp %d, grpokit %d, grpokit's logit margin %.3g", b, i, r.Generated[b][i], mine[b][i], margin)
+			if margin > 0.01 {
+				t.Errorf("row %d step %d: llama.cpp chose %d, grpokit %d, which grpokit prefers by %.3g (not a near-tie)", b, i, r.Generated[b][i], mine[b][i], margin)
+			}
+			break
+		}
+	}
+	t.Logf("real-shaped llama (F16): greedy ids equal up to each row's first difference: %d/%d; tokenization of %d corpus strings compared", same, total, len(corpus))
 }
