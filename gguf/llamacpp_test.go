@@ -318,6 +318,32 @@ func TestLlamaCppGolden(t *testing.T) {
 		add("gemma3-pattern6", g6, "", dt, ref6)
 	}
 
+	// Llama 3.1's RoPE scaling ("llama3"), which the file carries as
+	// llama.cpp's rope_freqs tensor: llama-tiny's weights with the scaling
+	// of Llama 3.1 over a 64-token original context, so that it changes
+	// most frequencies; grpokit is the reference.
+	l3 := llamaRopeScaled(t, tmp, sharedtest.Dir(t, "golden", "llama-tiny"))
+	refL3 := readGolden(t, sharedtest.Dir(t, "golden", "llama-tiny"))
+	refL3.newTokens = greedy(t, l3, refL3.prompts, 12)
+	refL3.logits = grpokitLogits(t, l3, refL3.prompts)
+	refL3.bf16w = nil
+	var moved float64 // how much the scaling changes the logits: the comparison must see it
+	unscaled := readGolden(t, sharedtest.Dir(t, "golden", "llama-tiny")).logits
+	for b := range refL3.logits {
+		for i := range refL3.logits[b] {
+			for v, x := range refL3.logits[b][i] {
+				moved = math.Max(moved, math.Abs(float64(x-unscaled[b][i][v])))
+			}
+		}
+	}
+	if moved < 0.1 {
+		t.Fatalf("llama3 RoPE scaling changes llama-tiny's logits by only %.3g: the case would not test it", moved)
+	}
+	t.Logf("llama3 RoPE scaling moves llama-tiny's logits by up to %.3g", moved)
+	for _, dt := range []string{"F32", "F16"} {
+		add("llama-rope-llama3", l3, "", dt, refL3)
+	}
+
 	// Why llama.cpp differs on gemma3-tiny: it runs the file exactly as if
 	// every layer were sliding (layer_types ignored), so a file written
 	// from the same weights with all layers sliding gives the same output.
@@ -484,6 +510,26 @@ func grpokitLogits(t *testing.T, dir string, prompts [][]int) [][][]float32 {
 		out = append(out, rows)
 	}
 	return out
+}
+
+// llamaRopeScaled writes llama-tiny with rope_scaling of type "llama3"
+// under tmp.
+func llamaRopeScaled(t *testing.T, tmp, src string) string {
+	t.Helper()
+	cfg, err := model.ReadConfig(filepath.Join(src, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RopeScaling = &model.RopeScaling{RopeType: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 64}
+	ts, err := model.ReadSafetensors(filepath.Join(src, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "llama-rope-llama3")
+	if err := model.SaveHF(dir, cfg, ts); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // gemmaAllSliding writes gemma3-tiny with every layer sliding under tmp.
