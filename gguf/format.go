@@ -20,7 +20,6 @@ const (
 type valueType uint32
 
 const (
-	typeUint8   valueType = 0
 	typeInt32   valueType = 5
 	typeUint32  valueType = 4
 	typeFloat32 valueType = 6

@@ -71,6 +71,53 @@ var preTokenizers = map[string]string{
 	`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`:      "qwen2",
 }
 
+// preStep is one step of tokenizer.json's pre_tokenizer.
+type preStep struct {
+	Type    string `json:"type"`
+	Pattern struct {
+		Regex string `json:"Regex"`
+	} `json:"pattern"`
+	IndividualDigits bool      `json:"individual_digits"`
+	UseRegex         bool      `json:"use_regex"`
+	Pretokenizers    []preStep `json:"pretokenizers"`
+}
+
+// preTokenizerName returns llama.cpp's name for a byte-level
+// pre-tokenizer: a Split by a regular expression llama.cpp knows (Llama 3,
+// Qwen2), GPT-2's (ByteLevel with its own regular expression), or
+// SmolLM's (single digits, then GPT-2's). Others are an error: llama.cpp
+// would split the text differently.
+func preTokenizerName(raw json.RawMessage) (string, error) {
+	var top preStep
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return "", fmt.Errorf("gguf: tokenizer.json: pre_tokenizer: %w", err)
+	}
+	steps := []preStep{top}
+	if top.Type == "Sequence" {
+		steps = top.Pretokenizers
+	}
+	var digits, gpt2 bool
+	for _, s := range steps {
+		switch s.Type {
+		case "Split":
+			if name, ok := preTokenizers[s.Pattern.Regex]; ok && len(steps) == 2 {
+				return name, nil
+			}
+		case "Digits":
+			digits = s.IndividualDigits
+		case "ByteLevel":
+			gpt2 = s.UseRegex
+		}
+	}
+	switch {
+	case gpt2 && digits && len(steps) == 2:
+		return "smollm", nil
+	case gpt2 && len(steps) == 1:
+		return "gpt-2", nil
+	}
+	return "", fmt.Errorf("%w: tokenizer.json: a byte-level pre-tokenizer llama.cpp has no name for (%.300s)", ErrUnsupported, raw)
+}
+
 // NewVocab describes tok, whose tokenizer.json holds tokJSON, for a model
 // of vocabSize embedding rows (ids past the tokenizer's are padded as
 // unused "[PADn]" tokens, as llama.cpp's converter does). It is an error
@@ -100,24 +147,11 @@ func NewVocab(tok *tokenizer.Pretrained, tokJSON []byte, vocabSize int) (*Vocab,
 	switch {
 	case strings.Contains(pre, `"ByteLevel"`):
 		v.Model = "gpt2"
-		v.Pre = "gpt-2"
-		var p struct {
-			Pretokenizers []struct {
-				Type    string `json:"type"`
-				Pattern struct {
-					Regex string `json:"Regex"`
-				} `json:"pattern"`
-			} `json:"pretokenizers"`
+		name, err := preTokenizerName(tj.PreTokenizer)
+		if err != nil {
+			return nil, err
 		}
-		_ = json.Unmarshal(tj.PreTokenizer, &p)
-		for _, s := range p.Pretokenizers {
-			if name, ok := preTokenizers[s.Pattern.Regex]; ok {
-				v.Pre = name
-			}
-		}
-		if v.Pre == "gpt-2" && len(p.Pretokenizers) > 1 {
-			return nil, fmt.Errorf("gguf: tokenizer.json: a byte-level pre-tokenizer llama.cpp has no name for (%.200s)", pre)
-		}
+		v.Pre = name
 		merges, err := parseMerges(tj.Model.Merges)
 		if err != nil {
 			return nil, err

@@ -54,8 +54,10 @@ type Result struct {
 }
 
 // WeightFunc returns the values of one weight by its Hugging Face name
-// (as model.Config.Weights lists them), in float32, row-major. Write asks
-// for each weight once, and holds one at a time.
+// (as model.Config.Weights lists them), in float32, row-major, in a slice
+// Write may change (model.Model.Weight and lora.Adapter.MergedWeight
+// return fresh copies). Write asks for each weight once, and holds one at
+// a time.
 type WeightFunc func(name string) ([]float32, error)
 
 // ErrExists is returned (wrapped) when the output file exists and
@@ -150,11 +152,16 @@ func Write(ctx context.Context, path string, cfg model.Config, weight WeightFunc
 				if len(x) != t.numel() {
 					return fmt.Errorf("weight %s: %d values, want %d (shape %v)", hfNames[i], len(x), t.numel(), t.Shape)
 				}
-				x = slices.Clone(x) // transform works in place; the source may be shared
 				fam.transform(cfg, hfNames[i], x)
 			}
-			buf = encode(buf[:0], t.Type, x)
-			e.bytes(buf)
+			// Encoded in chunks (a multiple of every block size), so that
+			// only the float32 tensor is held whole.
+			for len(x) > 0 {
+				n := min(len(x), 1<<20)
+				buf = encode(buf[:0], t.Type, x[:n])
+				e.bytes(buf)
+				x = x[n:]
+			}
 			e.pad()
 		}
 		if err := e.flush(); err != nil {
