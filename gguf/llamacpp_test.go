@@ -309,7 +309,7 @@ func TestLlamaCppGolden(t *testing.T) {
 	// makes every 6th layer full). The same weights laid out with a
 	// pattern of 6 — layers 0..3 and copies of 0 and 1, the last full — are
 	// a model llama.cpp can run; grpokit is the reference there.
-	g6 := gemmaPattern6(t, tmp, sharedtest.Dir(t, "golden", "gemma3-tiny"))
+	g6 := gemmaPattern6(t, tmp, sharedtest.Dir(t, "golden", "gemma3-tiny"), nil)
 	ref6 := readGolden(t, sharedtest.Dir(t, "golden", "gemma3-tiny"))
 	ref6.newTokens = greedy(t, g6, ref6.prompts, 12)
 	ref6.logits = grpokitLogits(t, g6, ref6.prompts)
@@ -342,6 +342,20 @@ func TestLlamaCppGolden(t *testing.T) {
 	t.Logf("llama3 RoPE scaling moves llama-tiny's logits by up to %.3g", moved)
 	for _, dt := range []string{"F32", "F16"} {
 		add("llama-rope-llama3", l3, "", dt, refL3)
+	}
+
+	// Gemma 3's linear RoPE scaling of the full-attention layers (factor 8
+	// in gemma-3-4b and larger), on the pattern-6 model.
+	g6l := gemmaPattern6(t, tmp, sharedtest.Dir(t, "golden", "gemma3-tiny"), &model.RopeScaling{RopeType: "linear", Factor: 8})
+	ref6l := readGolden(t, sharedtest.Dir(t, "golden", "gemma3-tiny"))
+	ref6l.newTokens = greedy(t, g6l, ref6l.prompts, 12)
+	ref6l.logits = grpokitLogits(t, g6l, ref6l.prompts)
+	ref6l.bf16w = nil
+	if fmt.Sprint(ref6l.newTokens) == fmt.Sprint(ref6.newTokens) {
+		t.Fatalf("linear RoPE scaling leaves the pattern-6 model's greedy ids as they were: the case would not test it")
+	}
+	for _, dt := range []string{"F32", "F16"} {
+		add("gemma3-p6-linear", g6l, "", dt, ref6l)
 	}
 
 	// Why llama.cpp differs on gemma3-tiny: it runs the file exactly as if
@@ -387,7 +401,7 @@ func TestLlamaCppGolden(t *testing.T) {
 		sids, stotal, srows := agreement(r.Generated, e.stored.newTokens)
 		sd := maxProbDiff(r.Probs, e.stored.logits)
 		t.Logf("%-16s %-6s %-14s %-10.2g %-14s %-10.2g", e.name, e.dtype, fmt.Sprintf("%d/%d", ids, total), d, fmt.Sprintf("%d/%d", sids, stotal), sd)
-		if strings.HasPrefix(e.name, "gemma3-") && e.name != "gemma3-pattern6" {
+		if e.name == "gemma3-tiny" || e.name == "gemma3-mm-tiny" {
 			// llama.cpp computes another model here; the export says so.
 			if len(e.warnings) == 0 {
 				t.Errorf("%s: the export gave no warning that llama.cpp's layer pattern differs", e.name)
@@ -553,9 +567,9 @@ func gemmaAllSliding(t *testing.T, tmp, src string) string {
 }
 
 // gemmaPattern6 writes, under tmp, a 6-layer Gemma 3 with gemma3-tiny's
-// weights (layers 0..3, then copies of layers 0 and 1) and layer_types of
-// pattern 6, and returns its folder.
-func gemmaPattern6(t *testing.T, tmp, src string) string {
+// weights (layers 0..3, then copies of layers 0 and 1), layer_types of
+// pattern 6 and RoPE scaling rs (nil for none), and returns its folder.
+func gemmaPattern6(t *testing.T, tmp, src string, rs *model.RopeScaling) string {
 	t.Helper()
 	cfg, err := model.ReadConfig(filepath.Join(src, "config.json"))
 	if err != nil {
@@ -563,6 +577,7 @@ func gemmaPattern6(t *testing.T, tmp, src string) string {
 	}
 	cfg.NumHiddenLayers = 6
 	cfg.SlidingWindowPattern = 6
+	cfg.RopeScaling = rs
 	cfg.LayerTypes = []string{"sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention"}
 	ts, err := model.ReadSafetensors(filepath.Join(src, "model.safetensors"))
 	if err != nil {
@@ -577,6 +592,9 @@ func gemmaPattern6(t *testing.T, tmp, src string) string {
 		}
 	}
 	dir := filepath.Join(tmp, "gemma3-pattern6")
+	if rs != nil {
+		dir += "-" + rs.Kind()
+	}
 	if err := model.SaveHF(dir, cfg, out); err != nil {
 		t.Fatal(err)
 	}
