@@ -94,7 +94,7 @@ func Export(ctx context.Context, src Source, path string, opts ExportOptions) (*
 		}
 	}
 	if !validDType(dtype) {
-		return nil, fmt.Errorf("%w: dtype %q (want one of %v)", ErrUnsupported, dtype, DTypes)
+		return nil, fmt.Errorf("%w: dtype %q (want one of %s)", ErrUnsupported, dtype, strings.Join(DTypes, ", "))
 	}
 	mopts := opts.Model
 	if mopts == nil {

@@ -43,6 +43,9 @@ func exportCmd(ctx context.Context, args []string, out io.Writer) error {
 		DType: *dtype, Name: *name, Modelfile: mf, Overwrite: *overwrite,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), // the command prints its own lines
 	})
+	if errors.Is(err, gguf.ErrExists) {
+		return fmt.Errorf("grpokit export: %w (-overwrite replaces it)", err)
+	}
 	if err != nil {
 		return fmt.Errorf("grpokit export: %w", err)
 	}
