@@ -20,7 +20,8 @@
 // Nothing a command finds in place is overwritten without being asked:
 // train refuses an output_dir holding another run (-resume, or
 // overwrite_output_dir: true), merge an -out holding files (-overwrite),
-// and merge never writes into its inputs' folders.
+// export an existing -out file or Modelfile (-overwrite), and merge never
+// writes into its inputs' folders.
 package main
 
 import (
