@@ -44,6 +44,39 @@ func TestExportGolden(t *testing.T) {
 	}
 }
 
+// TestExportCheckpoint: a checkpoint-N folder exports from its policy/.
+func TestExportCheckpoint(t *testing.T) {
+	golden := sharedtest.Dir(t, "golden", "qwen2-tiny")
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "checkpoint-3", "policy")
+	if err := os.MkdirAll(policy, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"config.json", "model.safetensors"} {
+		b, err := os.ReadFile(filepath.Join(golden, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(policy, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var msg bytes.Buffer
+	out := filepath.Join(dir, "out", "q.gguf")
+	if err := run(context.Background(), []string{"export", "-model", filepath.Join(dir, "checkpoint-3"), "-out", out, "-modelfile", ""}, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg.String(), "qwen2, F32") {
+		t.Errorf("output %q: want a qwen2 F32 file", msg.String())
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", "Modelfile")); err == nil {
+		t.Error(`-modelfile "" wrote a Modelfile`)
+	}
+}
+
 // TestExportBadInput: each bad input is an error naming the problem, and
 // nothing is written (no output, no temporary file, an existing output
 // unchanged).
