@@ -62,8 +62,8 @@ func (t tensorType) String() string {
 	return fmt.Sprintf("ggml_type(%d)", uint32(t))
 }
 
-// blockSize is the number of elements one block of t holds, and
-// blockBytes its size in bytes.
+// block returns the number of elements one block of t holds and its size
+// in bytes.
 func (t tensorType) block() (elems, bytes int) {
 	switch t {
 	case tF32:

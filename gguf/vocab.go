@@ -159,7 +159,11 @@ func NewVocab(tok *tokenizer.Pretrained, tokJSON []byte, vocabSize int) (*Vocab,
 		v.Merges = merges
 	case tj.Model.ByteFallback:
 		v.Model, v.Pre = "llama", "default"
-		v.AddSpacePrefix = strings.Contains(string(tj.Normalizer), `"Prepend"`) || strings.Contains(pre, `"Metaspace"`) && strings.Contains(pre, `"prepend_scheme":"always"`)
+		// SentencePiece's dummy prefix: a Prepend("▁") normalizer (Llama 2
+		// style) or a Metaspace pre-tokenizer that always prepends.
+		compact := strings.ReplaceAll(pre, " ", "")
+		v.AddSpacePrefix = strings.Contains(string(tj.Normalizer), `"Prepend"`) ||
+			strings.Contains(compact, `"Metaspace"`) && strings.Contains(compact, `"prepend_scheme":"always"`)
 		merges, err := parseMerges(tj.Model.Merges)
 		if err != nil {
 			return nil, err
