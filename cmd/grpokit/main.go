@@ -7,6 +7,7 @@
 //	grpokit chat -model DIR [-adapter DIR]
 //	grpokit eval -config run.yaml -model runs/x/final
 //	grpokit merge -model BASE -adapter runs/x/final -out merged
+//	grpokit export -model BASE -adapter runs/x/final -format gguf -out model.gguf
 //	grpokit plot runs/x/metrics.jsonl
 //
 // Run a subcommand with -h for its flags. train's config file is YAML or
@@ -19,7 +20,8 @@
 // Nothing a command finds in place is overwritten without being asked:
 // train refuses an output_dir holding another run (-resume, or
 // overwrite_output_dir: true), merge an -out holding files (-overwrite),
-// and merge never writes into its inputs' folders.
+// export an existing -out file or Modelfile (-overwrite), and merge never
+// writes into its inputs' folders.
 package main
 
 import (
@@ -39,6 +41,7 @@ var commands = map[string]func(ctx context.Context, args []string, out io.Writer
 	"chat":     chatCmd,
 	"eval":     evalCmd,
 	"merge":    mergeCmd,
+	"export":   exportCmd,
 	"plan":     planCmd,
 	"plot":     plotCmd,
 }
@@ -52,6 +55,7 @@ usage:
   grpokit chat -model DIR [-adapter DIR] [sampling flags]
   grpokit eval -config run.yaml [-model DIR] [-adapter DIR] [-n N]
   grpokit merge -model BASE -adapter DIR -out DIR [-overwrite]
+  grpokit export -model DIR [-adapter DIR] -format gguf -out FILE [-dtype Q8_0]
   grpokit plot [-window N] [-out DIR] metrics.jsonl
 
 Run "grpokit COMMAND -h" for a command's flags.
@@ -97,7 +101,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		return usageError{fmt.Errorf("grpokit: unknown command %q (want train, generate, chat, eval, merge or plot)", args[0])}
+		return usageError{fmt.Errorf("grpokit: unknown command %q (want train, generate, chat, eval, merge, export, plan or plot)", args[0])}
 	}
 	return cmd(ctx, args[1:], out)
 }

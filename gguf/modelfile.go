@@ -1,0 +1,151 @@
+package gguf
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// GenerationDefaults are the sampling settings of a model's
+// generation_config.json that an Ollama Modelfile can carry; nil fields
+// were not set.
+type GenerationDefaults struct {
+	Temperature       *float64 `json:"temperature"`
+	TopP              *float64 `json:"top_p"`
+	TopK              *int     `json:"top_k"`
+	MinP              *float64 `json:"min_p"`
+	RepetitionPenalty *float64 `json:"repetition_penalty"`
+	// DoSample false means greedy decoding (written as temperature 0).
+	DoSample *bool `json:"do_sample"`
+}
+
+// ReadGenerationDefaults reads dir/generation_config.json; a folder
+// without one has no defaults (a nil result and no error).
+func ReadGenerationDefaults(dir string) (*GenerationDefaults, error) {
+	path := filepath.Join(dir, "generation_config.json")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gguf: %w", err)
+	}
+	var g GenerationDefaults
+	if err := json.Unmarshal(b, &g); err != nil {
+		return nil, fmt.Errorf("gguf: %s: %w", path, err)
+	}
+	return &g, nil
+}
+
+// chatFormat is a chat template family Ollama's Go templates can express.
+type chatFormat struct {
+	// marker identifies the family in a Jinja chat template.
+	marker string
+	// template is the Modelfile's TEMPLATE (Ollama's Go text/template).
+	template string
+	// stops are the strings that end a reply.
+	stops []string
+}
+
+var chatFormats = []chatFormat{
+	{marker: "<|im_start|>", stops: []string{"<|im_end|>", "<|im_start|>"}, template: `{{- if .System }}<|im_start|>system
+{{ .System }}<|im_end|>
+{{ end }}
+{{- range .Messages }}<|im_start|>{{ .Role }}
+{{ .Content }}<|im_end|>
+{{ end }}<|im_start|>assistant
+`},
+	{marker: "<|start_header_id|>", stops: []string{"<|eot_id|>", "<|start_header_id|>", "<|end_header_id|>"}, template: `{{- if .System }}<|start_header_id|>system<|end_header_id|>
+
+{{ .System }}<|eot_id|>
+{{- end }}
+{{- range .Messages }}<|start_header_id|>{{ .Role }}<|end_header_id|>
+
+{{ .Content }}<|eot_id|>
+{{- end }}<|start_header_id|>assistant<|end_header_id|>
+
+`},
+	{marker: "<start_of_turn>", stops: []string{"<end_of_turn>"}, template: `{{- range $i, $_ := .Messages }}
+{{- $last := eq (len (slice $.Messages $i)) 1 }}
+{{- if or (eq .Role "user") (eq .Role "system") }}<start_of_turn>user
+{{ .Content }}<end_of_turn>
+{{ if $last }}<start_of_turn>model
+{{ end }}
+{{- else if eq .Role "assistant" }}<start_of_turn>model
+{{ .Content }}{{ if not $last }}<end_of_turn>
+{{ end }}
+{{- end }}
+{{- end }}`},
+}
+
+// Modelfile returns an Ollama Modelfile for the GGUF file ggufName (a
+// path relative to the Modelfile's folder): FROM, a TEMPLATE in Ollama's
+// syntax when the chat template is of a family it recognizes (ChatML,
+// Llama 3, Gemma; otherwise Ollama reads the Jinja template stored in the
+// file), the stop strings, and gen's sampling defaults.
+func Modelfile(ggufName string, v *Vocab, gen *GenerationDefaults) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Ollama: ollama create NAME -f %s, then ollama run NAME\n", "Modelfile")
+	fmt.Fprintf(&b, "FROM ./%s\n", filepath.ToSlash(ggufName))
+	var stops []string
+	if v.Placeholder {
+		b.WriteString("# This model had no tokenizer: its vocabulary is a placeholder, so text in and out is meaningless.\n")
+	}
+	for _, f := range chatFormats {
+		if v.ChatTemplate != "" && strings.Contains(v.ChatTemplate, f.marker) {
+			fmt.Fprintf(&b, "TEMPLATE \"\"\"%s\"\"\"\n", f.template)
+			stops = append(stops, f.stops...)
+			break
+		}
+	}
+	if v.EOS >= 0 && v.EOS < len(v.Tokens) && v.Types[v.EOS] == tokenControl {
+		if s := v.Tokens[v.EOS]; !slices.Contains(stops, s) {
+			stops = append(stops, s)
+		}
+	}
+	for _, s := range stops {
+		fmt.Fprintf(&b, "PARAMETER stop %s\n", strconv.Quote(s))
+	}
+	if gen != nil {
+		param := func(name string, v float64) {
+			fmt.Fprintf(&b, "PARAMETER %s %s\n", name, strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		if gen.DoSample != nil && !*gen.DoSample {
+			param("temperature", 0)
+		} else if gen.Temperature != nil {
+			param("temperature", *gen.Temperature)
+		}
+		if gen.TopP != nil {
+			param("top_p", *gen.TopP)
+		}
+		if gen.TopK != nil {
+			param("top_k", float64(*gen.TopK))
+		}
+		if gen.MinP != nil {
+			param("min_p", *gen.MinP)
+		}
+		if gen.RepetitionPenalty != nil {
+			param("repeat_penalty", *gen.RepetitionPenalty)
+		}
+	}
+	return b.String()
+}
+
+// WriteModelfile writes Modelfile(ggufName, v, gen) to path through a
+// temporary file renamed into place; an existing path is an error unless
+// overwrite.
+func WriteModelfile(path, ggufName string, v *Vocab, gen *GenerationDefaults, overwrite bool) error {
+	if err := checkOutput(path, overwrite); err != nil {
+		return err
+	}
+	return writeAtomic(path, overwrite, func(f *os.File) error {
+		_, err := f.WriteString(Modelfile(ggufName, v, gen))
+		return err
+	})
+}

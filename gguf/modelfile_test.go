@@ -1,0 +1,50 @@
+package gguf
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestModelfile(t *testing.T) {
+	dir := t.TempDir()
+	gen := `{"do_sample": true, "temperature": 0.6, "top_p": 0.95, "top_k": 20, "repetition_penalty": 1.1, "eos_token_id": [151645, 151643]}`
+	if err := os.WriteFile(filepath.Join(dir, "generation_config.json"), []byte(gen), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := ReadGenerationDefaults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &Vocab{Tokens: []string{"a", "<|endoftext|>", "<|im_end|>"}, Types: []int32{tokenNormal, tokenControl, tokenControl},
+		EOS: 1, ChatTemplate: "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"}
+	got := Modelfile("out/model.gguf", v, g)
+	for _, want := range []string{
+		"FROM ./out/model.gguf\n",
+		"TEMPLATE \"\"\"{{- if .System }}<|im_start|>system",
+		`PARAMETER stop "<|im_end|>"`,
+		`PARAMETER stop "<|endoftext|>"`,
+		"PARAMETER temperature 0.6\n",
+		"PARAMETER top_p 0.95\n",
+		"PARAMETER top_k 20\n",
+		"PARAMETER repeat_penalty 1.1\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Modelfile lacks %q:\n%s", want, got)
+		}
+	}
+	greedy := `{"do_sample": false, "temperature": 0.6}`
+	if err := os.WriteFile(filepath.Join(dir, "generation_config.json"), []byte(greedy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if g, err = ReadGenerationDefaults(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := Modelfile("m.gguf", v, g); !strings.Contains(got, "PARAMETER temperature 0\n") {
+		t.Errorf("do_sample false: want temperature 0:\n%s", got)
+	}
+	if g, err := ReadGenerationDefaults(t.TempDir()); g != nil || err != nil {
+		t.Errorf("no generation_config.json: %v, %v; want nil, nil", g, err)
+	}
+}
