@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/grpokit/grpokit/loss"
+	"github.com/grpokit/grpokit/model"
 )
 
 // Schedule names a learning-rate schedule after the warmup (HF
@@ -108,23 +109,13 @@ type Config struct {
 	// Default 512, TRL 1.10's (TRL v0.21.0 and grpokit before it: 256).
 	// TRL 1.10: max_completion_length.
 	MaxCompletionLength int `json:"max_completion_length"`
-	// Temperature divides logits when sampling and when computing log-probs.
-	// Default 1.0; must be > 0. TRL: temperature.
-	Temperature float64 `json:"temperature"`
-	// TopP keeps the smallest set of tokens whose probability reaches TopP.
-	// Default 1.0 (all tokens); in (0, 1]. TRL: top_p.
-	TopP float64 `json:"top_p"`
-	// TopK keeps the K most likely tokens; 0 disables it. Default 0.
-	// TRL: top_k.
-	TopK int `json:"top_k"`
-	// MinP keeps the tokens whose probability is at least MinP times the
-	// most likely token's; 0 disables it (TRL's None). In [0, 1]; typical
-	// values 0.01–0.2. Default 0. TRL 1.10: min_p.
-	MinP float64 `json:"min_p"`
-	// RepetitionPenalty penalizes tokens already in the prompt or the
-	// completion: above 1 discourages repeats, below 1 encourages them.
-	// Default 1 (none); must be > 0. TRL 1.10: repetition_penalty.
-	RepetitionPenalty float64 `json:"repetition_penalty"`
+	// Sampling holds the sampler's settings under TRL's names: temperature
+	// (default 1.0; must be > 0: it also divides the logits of the
+	// log-probs), top_p (default 1.0, all tokens; in (0, 1]), top_k
+	// (default 0, disabled), min_p (TRL 1.10; default 0, TRL's None; in
+	// [0, 1]) and repetition_penalty (TRL 1.10; default 1, none; must be
+	// > 0). See model.Sampling.
+	model.Sampling
 	// MinCompletionLength keeps EOS (and the other stop tokens) from being
 	// sampled before a completion has this many tokens; equal to
 	// MaxCompletionLength it forces every completion to that length
@@ -363,9 +354,7 @@ func DefaultConfig() Config {
 		ShuffleDataset:            true,
 		MaxPromptLength:           512,
 		MaxCompletionLength:       512,
-		Temperature:               1.0,
-		TopP:                      1.0,
-		RepetitionPenalty:         1.0,
+		Sampling:                  model.Sampling{Temperature: 1.0, TopP: 1.0, RepetitionPenalty: 1.0},
 		Epsilon:                   0.2,
 		LossType:                  loss.DAPO,
 		ImportanceSamplingLevel:   loss.LevelToken,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/grpokit/grpokit/dataset"
+	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 )
 
@@ -19,17 +20,11 @@ type EvalOptions struct {
 	MaxPromptLength int
 	// BatchSize is the prompts per Generate call; default 16.
 	BatchSize int
-	// Temperature 0 (the default) decodes greedily; above 0 it samples,
-	// seeded by Seed.
-	Temperature float64
+	// Sampling picks each token; the zero value (Temperature 0) decodes
+	// greedily, above 0 it samples, seeded by Seed.
+	model.Sampling
 	// Seed seeds sampling when Temperature > 0.
 	Seed uint64
-	// TopP, TopK, MinP and RepetitionPenalty refine sampling as
-	// GenerateOptions' do; zero values disable them.
-	TopP              float64
-	TopK              int
-	MinP              float64
-	RepetitionPenalty float64
 	// Generations is the completions made of each example; default 1.
 	// EvalResult.Completions then holds an example's completions together.
 	Generations int
@@ -71,11 +66,7 @@ func Evaluate(ctx context.Context, p Policy, data dataset.Dataset, rewards []rew
 	gen := GenerateOptions{
 		MaxPromptLength:     opts.MaxPromptLength,
 		MaxCompletionLength: cmp.Or(opts.MaxCompletionLength, 64),
-		Temperature:         opts.Temperature,
-		TopP:                cmp.Or(opts.TopP, 1),
-		TopK:                opts.TopK,
-		MinP:                opts.MinP,
-		RepetitionPenalty:   opts.RepetitionPenalty,
+		Sampling:            opts.Sampling,
 		Seed:                opts.Seed,
 	}
 	g := cmp.Or(opts.Generations, 1)

@@ -257,23 +257,13 @@ func (p *LMPolicy) Generate(ctx context.Context, prompts []dataset.Example, n in
 			return nil, fmt.Errorf("prompt %d: %w", i, err)
 		}
 	}
-	topP := opts.TopP
-	if topP >= 1 {
-		topP = 0
-	}
 	cfg := model.GenerateConfig{
 		MaxNewTokens:   opts.MaxCompletionLength,
 		MinNewTokens:   opts.MinCompletionLength,
 		NumGenerations: n,
-		Temperature:    opts.Temperature,
-		TopK:           opts.TopK,
-		TopP:           topP,
-		MinP:           opts.MinP,
+		Sampling:       opts.Sampling,
 		Seed:           opts.Seed,
 		Constraint:     p.opts.Constraint,
-	}
-	if opts.RepetitionPenalty != 0 {
-		cfg.RepetitionPenalty = opts.RepetitionPenalty
 	}
 	if p.tok != nil {
 		cfg.StopIDs, cfg.PadID = p.tok.EOS, p.tok.PAD

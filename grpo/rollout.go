@@ -42,11 +42,7 @@ func (t *Trainer) generateOptions(seed uint64) GenerateOptions {
 		MaxPromptLength:     t.cfg.MaxPromptLength,
 		MaxCompletionLength: t.cfg.MaxCompletionLength,
 		MinCompletionLength: t.cfg.MinCompletionLength,
-		Temperature:         t.cfg.Temperature,
-		TopP:                t.cfg.TopP,
-		TopK:                t.cfg.TopK,
-		MinP:                t.cfg.MinP,
-		RepetitionPenalty:   t.cfg.RepetitionPenalty,
+		Sampling:            t.cfg.Sampling,
 		Seed:                seed,
 	}
 }

@@ -78,7 +78,7 @@ func BenchmarkSmolLM2ShapedDecode(b *testing.B) {
 		b.Run(map[int]string{1: "batch=1", 8: "batch=8"}[batch], func(b *testing.B) {
 			m := smolLM2(b)
 			const newTokens = 32
-			cfg := model.GenerateConfig{MaxNewTokens: newTokens, IgnoreEOS: true, NumGenerations: batch, Temperature: 1, Seed: 1}
+			cfg := model.GenerateConfig{MaxNewTokens: newTokens, IgnoreEOS: true, NumGenerations: batch, Sampling: model.Sampling{Temperature: 1}, Seed: 1}
 			if _, err := m.Generate(context.Background(), prompts(1, 32), cfg); err != nil { // compile
 				b.Fatal(err)
 			}
@@ -162,7 +162,7 @@ func BenchmarkSmolLM2ShapedDecodeBatch32(b *testing.B) {
 	ps := prompts(4, 80)
 	gen := func(n int) (wall, cpu float64) {
 		t0, c0 := time.Now(), cpuSeconds()
-		cfg := model.GenerateConfig{MaxNewTokens: n, IgnoreEOS: true, NumGenerations: 8, Temperature: 1, Seed: 1}
+		cfg := model.GenerateConfig{MaxNewTokens: n, IgnoreEOS: true, NumGenerations: 8, Sampling: model.Sampling{Temperature: 1}, Seed: 1}
 		if _, err := m.Generate(context.Background(), ps, cfg); err != nil {
 			b.Fatal(err)
 		}

@@ -13,7 +13,7 @@
 //
 //	m, err := model.Load("SmolLM2-135M", nil) // config.json + model.safetensors (or sharded)
 //	out, err := m.Generate(ctx, prompts, model.GenerateConfig{
-//		MaxNewTokens: 64, NumGenerations: 8, Temperature: 1, TopP: 0.95, Seed: 1,
+//		MaxNewTokens: 64, NumGenerations: 8, Sampling: model.Sampling{Temperature: 1, TopP: 0.95}, Seed: 1,
 //	})
 //	// In a training graph (an mlctx.Exec on m.Context()):
 //	logits := m.LogitsGraph(ctx, ids, mask, positions) // [B,T,V], with the adapter if any

@@ -15,6 +15,31 @@ import (
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 )
 
+// Sampling holds the settings that pick each next token, shared by
+// GenerateConfig, the trainer's config (TRL's flat key names, as in its
+// JSON tags) and the generation and evaluation options built on them. The
+// zero value decodes greedily with nothing filtered.
+type Sampling struct {
+	// Temperature divides the logits before sampling; 0 means greedy.
+	// The trainer also divides by it when it computes log-probs.
+	Temperature float64 `json:"temperature"`
+	// TopP keeps the smallest set of tokens whose probability reaches P
+	// (nucleus sampling); 0 or 1 means all.
+	TopP float64 `json:"top_p"`
+	// TopK keeps the K most likely tokens when sampling; 0 means all.
+	TopK int `json:"top_k"`
+	// MinP keeps the tokens whose probability is at least MinP times the
+	// most likely token's (HF min_p, applied after TopK and TopP); 0 means
+	// all. In [0, 1]; typical values 0.01–0.2.
+	MinP float64 `json:"min_p"`
+	// RepetitionPenalty divides the positive logits and multiplies the
+	// negative ones of every token already in the prompt or the completion
+	// (HF repetition_penalty, applied before Temperature, greedy included):
+	// above 1 discourages repeats, below 1 encourages them; 0 or 1 means
+	// none. Must be ≥ 0.
+	RepetitionPenalty float64 `json:"repetition_penalty"`
+}
+
 // GenerateConfig controls Generate. The zero value is invalid only because
 // MaxNewTokens must be set; everything else defaults sensibly.
 type GenerateConfig struct {
@@ -23,22 +48,9 @@ type GenerateConfig struct {
 	// NumGenerations is the number of completions per prompt (GRPO's G);
 	// 0 means 1. Each prompt is prefilled once and its KV cache shared.
 	NumGenerations int
-	// Temperature divides the logits before sampling; 0 means greedy.
-	Temperature float64
-	// TopK keeps the K most likely tokens when sampling; 0 means all.
-	TopK int
-	// TopP keeps the smallest set of tokens whose probability reaches P
-	// (nucleus sampling); 0 or 1 means all.
-	TopP float64
-	// MinP keeps the tokens whose probability is at least MinP times the
-	// most likely token's (HF min_p, applied after TopK and TopP); 0 means
-	// all. In [0, 1].
-	MinP float64
-	// RepetitionPenalty divides the positive logits and multiplies the
-	// negative ones of every token already in the prompt or the completion
-	// (HF repetition_penalty, applied before Temperature, greedy included);
-	// 0 or 1 means none. Must be ≥ 0.
-	RepetitionPenalty float64
+	// Sampling picks each next token: temperature, top-k, top-p, min-p and
+	// the repetition penalty. The zero value decodes greedily.
+	Sampling
 	// Seed seeds the sampler: equal seeds and inputs give equal outputs.
 	Seed uint64
 	// StopIDs end a completion (the stop id is kept as its last token). The

@@ -353,7 +353,7 @@ func decodeStep(m *model.Model, v variant, profile string) (wall, cpu float64, e
 	gen := func(n int) (float64, float64, error) {
 		t0, c0 := time.Now(), cpuTime()
 		_, err := m.Generate(context.Background(), prompts, model.GenerateConfig{
-			MaxNewTokens: n, MinNewTokens: n, NumGenerations: v.g, Temperature: 1, Seed: 1})
+			MaxNewTokens: n, MinNewTokens: n, NumGenerations: v.g, Sampling: model.Sampling{Temperature: 1}, Seed: 1})
 		return time.Since(t0).Seconds(), cpuTime() - c0, err
 	}
 	if _, _, err := gen(v.newTokens); err != nil { // warm-up

@@ -458,7 +458,7 @@ func play(ctx context.Context, pol grpo.Policy, p prompter, words []string, maxN
 		if temperature > 0 {
 			for lo := 0; lo < len(exs); lo += 256 {
 				hi := min(lo+256, len(exs))
-				cs, err := pol.Generate(ctx, exs[lo:hi], 1, grpo.GenerateOptions{MaxCompletionLength: maxNew, Temperature: temperature,
+				cs, err := pol.Generate(ctx, exs[lo:hi], 1, grpo.GenerateOptions{MaxCompletionLength: maxNew, Sampling: model.Sampling{Temperature: temperature},
 					Seed: uint64(turn*100000 + lo + 1)})
 				if err != nil {
 					return r, err
