@@ -126,7 +126,7 @@ func BenchmarkSmolLM2ShapedForwardBackward(b *testing.B) {
 		return tensors.FromValue(out)
 	}
 	e, err := mlctx.NewExec(m.Backend(), m.Context(), func(ctx *mlctx.Context, ids, mask, pos *Node) []*Node {
-		lp := model.TokenLogProbs(m.LogitsGraph(ctx, ids, mask, pos), ids)
+		lp, _ := model.TokenLogProbs(m.LogitsGraph(ctx, ids, mask, pos), ids, 1)
 		return ctx.BuildTrainableVariablesGradientsGraph(ReduceAllSum(lp))
 	})
 	if err != nil {

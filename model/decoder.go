@@ -514,17 +514,26 @@ func (m *Model) logits(ctx *mlctx.Context, withAdapter bool, ids, mask, position
 	return m.LogitsRangeGraph(ctx, withAdapter, ids, mask, positions, 0, ids.Shape().Dim(1))
 }
 
-// TokenLogProbs returns log_softmax(logits)[..., targets] for logits
-// [B, T, V] and integer targets [B, T]: a [B, T] float32 node. It uses a
-// one-hot mask rather than Gather so its gradient is dense and cheap on
-// every backend. Graph building: panics on error.
-func TokenLogProbs(logits, targets *graph.Node) *graph.Node {
-	g := logits.Graph()
-	dims := logits.Shape().Dimensions
-	shifted := Sub(logits, StopGradient(ReduceAndKeep(logits, ReduceMax, -1)))
-	lse := Log(ReduceSum(Exp(shifted), -1))
-	vocab := Iota(g, shapes.Make(dtypes.Int32, dims...), len(dims)-1)
-	hit := Equal(vocab, BroadcastToDims(ExpandAxes(ConvertDType(targets, dtypes.Int32), -1), dims...))
-	picked := ReduceSum(Where(hit, shifted, ZerosLike(shifted)), -1)
-	return Sub(picked, lse)
+// TokenLogProbs turns logits [B, T, V] into the log-probabilities of the
+// integer targets [B, T] (any integer dtype) and the entropy of each
+// predictive distribution, after dividing the logits by temperature (0 or
+// 1: unchanged), as TRL's selective_log_softmax and entropy_from_logits
+// do: logp and entropy are [B, T] float32. It is the one log-prob builder
+// of the repository: evaluation (Model.TokenLogProbs), the GRPO and SFT
+// losses (through grpo.PolicyLogProbs) and the benchmarks use it. A
+// one-hot mask stands in for a gather, so its gradient is a plain
+// product, which every backend has. Graph building: panics on error.
+func TokenLogProbs(logits, targets *graph.Node, temperature float64) (logp, entropy *graph.Node) {
+	if logits.DType() != dtypes.Float32 {
+		logits = ConvertDType(logits, dtypes.Float32)
+	}
+	if temperature != 0 && temperature != 1 {
+		logits = DivScalar(logits, temperature)
+	}
+	vocab := logits.Shape().Dim(-1)
+	logProbs := LogSoftmax(logits, -1)
+	oneHot := OneHot(targets, vocab, dtypes.Float32)
+	logp = ReduceSum(Mul(logProbs, oneHot), -1)
+	entropy = Neg(ReduceSum(Mul(Exp(logProbs), logProbs), -1))
+	return logp, entropy
 }

@@ -18,7 +18,7 @@
 //	// In a training graph (an mlctx.Exec on m.Context()):
 //	logits := m.LogitsGraph(ctx, ids, mask, positions) // [B,T,V], with the adapter if any
 //	ref := m.BaseLogitsGraph(ctx, ids, mask, positions) // without adapter: GRPO's reference model
-//	lp := model.TokenLogProbs(logits, targets)           // [B,T]
+//	lp, ent := model.TokenLogProbs(logits, targets, 1)  // [B,T] each
 //	grads := Gradient(loss, ...)                         // over m.TrainableVariables()
 //
 // # Weights
