@@ -261,6 +261,16 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	if err := checkpoint.CheckOutputDir(c.OutputDir, c.OverwriteOutputDir || from != ""); err != nil {
 		return outputDirInUse(err)
 	}
+	// The folder is this run's from here on: a second grpokit started on it
+	// stops before it writes anything; the trainer runs under this lock.
+	var lock *checkpoint.OutputLock
+	if c.OutputDir != "" {
+		var err error
+		if lock, err = checkpoint.Lock(c.OutputDir); err != nil {
+			return outputDirInUse(err)
+		}
+		defer lock.Release()
+	}
 	s, err := prepare(&c, from != "", out)
 	if err != nil {
 		return err
@@ -286,7 +296,7 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tr.Memory, tr.GCLimit = &budget, true
+	tr.Memory, tr.GCLimit, tr.OutputLock = &budget, true, lock
 	if c.LoggingSteps > 0 {
 		tr.Progress = out
 	}
