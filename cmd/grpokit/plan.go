@@ -68,6 +68,9 @@ func memoryRequest(c *runConfig) (memplan.Request, error) {
 	if err != nil {
 		return memplan.Request{}, err
 	}
+	if err := model.CheckWeightsHeader(dir, cfg, nil); err != nil {
+		return grpo.MemoryRequest{}, err
+	}
 	fileDType, err := model.WeightsDType(dir)
 	if err != nil {
 		return memplan.Request{}, err
