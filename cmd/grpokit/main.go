@@ -119,6 +119,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return cmd(ctx, args[1:], out)
 }
 
+// flagSet reports whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // parseFlags parses a subcommand's flags; a bad flag is a usage error.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(os.Stderr)

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/checkpoint"
 )
 
 // mainArgsEnv, when set, makes the test binary run main with these
@@ -60,7 +60,7 @@ func TestSignalSavesAndExits(t *testing.T) {
 				if time.Now().After(deadline) {
 					t.Fatalf("no two metrics lines in 5 minutes:\n%s", out.String())
 				}
-				b, _ := os.ReadFile(filepath.Join(runDir, grpo.MetricsFile))
+				b, _ := os.ReadFile(filepath.Join(runDir, checkpoint.MetricsFile))
 				logged = bytes.Count(b, []byte("\n"))
 			}
 			if err := cmd.Process.Signal(sig); err != nil {

@@ -33,7 +33,7 @@ func trainCmd(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	configPath := fs.String("config", "", "YAML or JSON run config (TRL's GRPOConfig names plus model, dataset, rewards sections)")
 	resume := fs.Bool("resume", false, "continue from the newest checkpoint in output_dir")
-	maxSteps := fs.Int("max-steps", -1, "override max_steps")
+	maxSteps := fs.Int("max-steps", 0, "override max_steps (0: num_train_epochs passes over the dataset)")
 	outDir := fs.String("out", "", "override output_dir")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	if err := parseFlags(fs, args); err != nil {
@@ -44,7 +44,10 @@ func trainCmd(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	c.Resume = c.Resume || *resume
-	if *maxSteps >= 0 {
+	if flagSet(fs, "max-steps") {
+		if *maxSteps < 0 {
+			return usageError{fmt.Errorf("grpokit train: -max-steps %d: want ≥ 0 (0 trains num_train_epochs passes over the dataset)", *maxSteps)}
+		}
 		c.MaxSteps = *maxSteps
 	}
 	if *outDir != "" {
@@ -102,14 +105,7 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		return nil, err
 	}
 	if t := c.Model.Tiny; t != nil {
-		words := slices.Clone(t.Words)
-		if t.WordsFromDataset > 0 {
-			words = append(words, frequentWords(s.train, t.WordsFromDataset)...)
-		}
-		if c.Constraint != nil {
-			words = append(words, c.Constraint.Choices...)
-		}
-		slices.Sort(words)
+		words := tinyWords(c, s.train)
 		dir := filepath.Join(c.OutputDir, "initial-model")
 		build := model.NewTiny
 		if resuming {
@@ -119,9 +115,7 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		if err != nil {
 			return nil, err
 		}
-		m, tok, err := build(dir, slices.Compact(words), model.TinyConfig{
-			Hidden: t.Hidden, Layers: t.Layers, Heads: t.Heads, Intermediate: t.Intermediate, MaxPositions: t.MaxPositions,
-		}, uint64(c.Seed), opts)
+		m, tok, err := build(dir, words, t.config(), uint64(c.Seed), opts)
 		if err != nil {
 			return nil, err
 		}
@@ -174,6 +168,22 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		cmp.Or(c.Model.Path, "tiny (from scratch)"), s.loaded.model.NumParams(), trainingForm(c.Model, s.loaded.model),
 		len(s.train), len(s.eval), rewardNames(s.rewards))
 	return s, nil
+}
+
+// tinyWords lists the one-token words of c's tiny model: its words, the
+// dataset's most frequent ones and the constraint's choices, sorted and
+// without repeats.
+func tinyWords(c *runConfig, train dataset.SliceDataset) []string {
+	t := c.Model.Tiny
+	words := slices.Clone(t.Words)
+	if t.WordsFromDataset > 0 {
+		words = append(words, frequentWords(train, t.WordsFromDataset)...)
+	}
+	if c.Constraint != nil {
+		words = append(words, c.Constraint.Choices...)
+	}
+	slices.Sort(words)
+	return slices.Compact(words)
 }
 
 // checkPromptLengths fails before any training when a prompt (after
@@ -276,6 +286,10 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	tr, err := grpo.NewTrainer(s.policy, c.Config, s.rewards...)
 	if err != nil {
 		return err
+	}
+	if c.MaxSteps == 0 {
+		fmt.Fprintf(out, "grpokit: max_steps 0: training num_train_epochs = %g passes over %d examples, %d steps\n",
+			c.NumTrainEpochs, len(s.train), c.TrainSteps(len(s.train)))
 	}
 	// eval_strategy: steps evaluates the eval set (eval.n examples of
 	// eval_path, else of path) every eval_steps steps, into metrics.jsonl.
