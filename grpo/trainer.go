@@ -270,7 +270,7 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 	if err := t.prepareOutputDir(); err != nil {
 		return err
 	}
-	out, err := openOutputs(t.cfg, t.step)
+	out, err := openOutputs(t.cfg, t.step, t.progress())
 	if err != nil {
 		return err
 	}

@@ -326,8 +326,14 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 		fmt.Fprintf(out, "time limit %s reached after %d steps; checkpoint saved\n", time.Duration(c.TimeLimit), tr.Step())
 		err = nil
 	}
-	if files, perr := plot.Metrics(filepath.Join(c.OutputDir, checkpoint.MetricsFile), c.OutputDir, plot.Options{Window: 10}); perr == nil {
+	// A plot that fails is said, and fails the command once the run's
+	// own work (final weights, evaluation) is done.
+	files, perr := plot.Metrics(filepath.Join(c.OutputDir, checkpoint.MetricsFile), c.OutputDir, plot.Options{Window: 10})
+	if perr == nil {
 		fmt.Fprintf(out, "plots: %v\n", files)
+	} else {
+		perr = fmt.Errorf("grpokit: plots: %w", perr)
+		fmt.Fprintln(out, perr)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -345,7 +351,7 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "trained %d steps in %s; final weights with tokenizer and generation config in %s\n",
 		tr.Step(), time.Since(start).Round(time.Second), final)
-	return nil
+	return perr
 }
 
 // outputDirInUse says grpo's OutputDirInUseError in the command's terms;
