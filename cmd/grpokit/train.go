@@ -253,6 +253,18 @@ func (s *setup) evaluate(ctx context.Context, c *runConfig, label string, out io
 // train runs c: optional warm start, GRPO, final save, plots, evaluation.
 func train(ctx context.Context, c runConfig, out io.Writer) error {
 	start := time.Now()
+	if err := c.validate(); err != nil {
+		return err
+	}
+	// The folder is locked before anything is read or written in it, and
+	// stays locked (the trainer is handed the lock) until the command ends:
+	// a second train started on the same folder stops here, whenever it
+	// starts, instead of rewriting initial-model under the first.
+	lock, err := checkpoint.Lock(c.OutputDir)
+	if err != nil {
+		return outputDirInUse(err)
+	}
+	defer lock.Release()
 	from := ""
 	if c.Resume {
 		var err error
@@ -268,7 +280,7 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	// that would be refused (the folder held by a running trainer, or by
 	// another run's checkpoints when this one resumes none) changes nothing
 	// and costs nothing.
-	if err := checkpoint.CheckOutputDir(c.OutputDir, c.OverwriteOutputDir || from != ""); err != nil {
+	if err := lock.CheckOutputDir(c.OverwriteOutputDir || from != ""); err != nil {
 		return outputDirInUse(err)
 	}
 	s, err := prepare(&c, from != "", out)
@@ -287,6 +299,7 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	tr.OutputLock = lock
 	if c.MaxSteps == 0 {
 		fmt.Fprintf(out, "grpokit: max_steps 0: training num_train_epochs = %g passes over %d examples, %d steps\n",
 			c.NumTrainEpochs, len(s.train), c.TrainSteps(len(s.train)))
