@@ -311,11 +311,44 @@ func (t *Trainer) progressLine(m Metrics, total int) string {
 		fmt.Fprintf(&b, " | reward failures %d", int(failures))
 	}
 	fmt.Fprintf(&b, " | %.0f tok/s | %.2fs/step", m["tokens_per_second"], m["step_time"])
-	done := t.step - t.startStep
-	if done > 0 && total > t.step {
-		per := time.Since(t.started) / time.Duration(done)
-		eta := per * time.Duration(total-t.step)
+	now := time.Now()
+	t.marks = append(t.marks, stepMark{step: t.step, at: now})
+	if len(t.marks) > etaWindow+1 {
+		t.marks = t.marks[len(t.marks)-etaWindow-1:]
+	}
+	if eta, ok := estimateETA(t.marks, stepMark{step: t.startStep, at: t.started}, total); ok {
 		fmt.Fprintf(&b, " | ETA %s", eta.Round(time.Second))
 	}
 	return b.String()
+}
+
+// stepMark is when a step ended.
+type stepMark struct {
+	step int
+	at   time.Time
+}
+
+// etaWindow is how many progress lines back the ETA's pace is measured.
+const etaWindow = 20
+
+// estimateETA is the time left to step total at the pace of the steps
+// between the oldest and newest of marks (the last progress lines), or,
+// at the first line, since start. The first steps of a run compile its
+// graphs and run several times slower than the rest: averaged over the
+// whole run they inflated the ETA (2× on a run of a few hundred steps).
+func estimateETA(marks []stepMark, start stepMark, total int) (time.Duration, bool) {
+	if len(marks) == 0 {
+		return 0, false
+	}
+	last := marks[len(marks)-1]
+	from := start
+	if len(marks) > 1 {
+		from = marks[0]
+	}
+	done := last.step - from.step
+	if done <= 0 || total <= last.step {
+		return 0, false
+	}
+	per := last.at.Sub(from.at) / time.Duration(done)
+	return per * time.Duration(total-last.step), true
 }

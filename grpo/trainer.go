@@ -97,6 +97,7 @@ type Trainer struct {
 	started   time.Time
 	win       logWindow // metrics since the last progress line
 	startStep int
+	marks     []stepMark     // when the last progress lines' steps ended, for the ETA
 	rel       runState       // run id, resume and non-finite bookkeeping (outdir.go, guard.go)
 	entropy   entropyControl // adaptive entropy control (UseAdaptiveEntropy)
 }
@@ -275,7 +276,7 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 		return err
 	}
 	defer out.close()
-	t.started, t.startStep = time.Now(), t.step
+	t.started, t.startStep, t.marks = time.Now(), t.step, nil
 	for t.step < total {
 		if ctx.Err() != nil {
 			return t.stop(ctx)
