@@ -20,7 +20,10 @@ import (
 
 // Metrics is one optimizer step's figures, keyed by TRL's names: "step",
 // "loss", "reward", "reward_std", "rewards/<name>/mean", "rewards/<name>/std",
-// "rewards/<name>/failures", "frac_reward_zero_std",
+// "rewards/<name>/failures" (calls that panicked, returned a non-finite
+// score, timed out, or were skipped), "rewards/<name>/stray" (calls still
+// running past their timeout after the step's scoring: while
+// reward.Evaluator.MaxStray of them run, the reward is not called), "frac_reward_zero_std",
 // "frac_group_zero_std" (groups whose rewards all tie, whatever
 // ScaleRewards; not TRL's), "kl" (when Beta > 0),
 // "entropy", "clip_ratio/low_mean", "clip_ratio/low_min",

@@ -93,7 +93,9 @@ type Evaluator struct {
 	Workers int
 	// MaxStray bounds, per reward, the calls still running after their
 	// timeout: a reward with that many is not called again until one
-	// returns (its samples score 0, counted as Skipped). Default
+	// returns (its samples score 0, counted as Skipped). Calls other
+	// workers had started when the bound was reached may still time out,
+	// so up to MaxStray + Workers − 1 can be running. Default
 	// DefaultMaxStray. The count lives with the Evaluator, across batches.
 	MaxStray int
 
