@@ -72,7 +72,7 @@ func TestChatTemplateLimitsFromFile(t *testing.T) {
 	for _, file := range []string{"tokenizer_config.json", "chat_template.jinja"} {
 		t.Run(file, func(t *testing.T) {
 			dir := t.TempDir()
-			data, err := NewByteBPE([]string{"the"}, ChatMLSpecials)
+			data, err := NewByteBPE([]string{"the"}, ChatMLSpecials())
 			if err != nil {
 				t.Fatal(err)
 			}
