@@ -62,6 +62,11 @@ type Trainer struct {
 	// it. nil: Train and TrainEnv take the lock for the run and release it
 	// when they return.
 	OutputLock *checkpoint.OutputLock
+	// AdoptRun lets Resume continue, in Config.OutputDir, a checkpoint of
+	// another run than the one whose checkpoints the folder holds (a
+	// checkpoint copied in from elsewhere). Without it Resume refuses: the
+	// two runs' checkpoints and metrics would mix.
+	AdoptRun bool
 
 	cfg     Config
 	policy  Policy

@@ -45,6 +45,8 @@ type runConfig struct {
 
 	// notes say which of TRL's keys in the file have no effect here.
 	notes []string
+	// adopt lets -resume continue a checkpoint of another run (-adopt).
+	adopt bool
 }
 
 // modelSection names the model: Path, or Tiny to build one from scratch.

@@ -36,6 +36,7 @@ func trainCmd(ctx context.Context, args []string, out io.Writer) error {
 	maxSteps := fs.Int("max-steps", 0, "override max_steps (0: num_train_epochs passes over the dataset)")
 	outDir := fs.String("out", "", "override output_dir")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	adopt := fs.Bool("adopt", false, "with -resume: continue output_dir's newest checkpoint even when it is of another run than the folder's other checkpoints")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -44,6 +45,7 @@ func trainCmd(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	c.Resume = c.Resume || *resume
+	c.adopt = *adopt
 	if flagSet(fs, "max-steps") {
 		if *maxSteps < 0 {
 			return usageError{fmt.Errorf("grpokit train: -max-steps %d: want ≥ 0 (0 trains num_train_epochs passes over the dataset)", *maxSteps)}
@@ -299,7 +301,7 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tr.OutputLock = lock
+	tr.OutputLock, tr.AdoptRun = lock, c.adopt
 	if c.MaxSteps == 0 {
 		fmt.Fprintf(out, "grpokit: max_steps 0: training num_train_epochs = %g passes over %d examples, %d steps\n",
 			c.NumTrainEpochs, len(s.train), c.TrainSteps(len(s.train)))
