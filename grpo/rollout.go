@@ -32,6 +32,7 @@ type source interface {
 // generation and reward scoring.
 type rewardTally struct {
 	failures         []int
+	stray            []int // calls still running past their timeout after the last scoring
 	generate, reward time.Duration
 	dynamic          dynamicDraws
 }
@@ -80,12 +81,14 @@ func (t *Trainer) generateAndScore(ctx context.Context, prompts []dataset.Exampl
 	}
 	if tally.failures == nil {
 		tally.failures = make([]int, len(t.rewards))
+		tally.stray = make([]int, len(t.rewards))
 	}
 	if err := t.scoreTokens(samples, rows); err != nil {
 		return nil, err
 	}
 	for r, st := range res.Stats {
 		tally.failures[r] += st.Failures()
+		tally.stray[r] = st.Stray
 	}
 	for i, rw := range rows {
 		rw.Reward = res.Totals[i]
@@ -290,6 +293,7 @@ func rolloutMetrics(t *Trainer, rows []*row, adv loss.Advantages, tally rewardTa
 		m["rewards/"+nr.Name+"/std"] = std
 		if len(tally.failures) > ri {
 			m["rewards/"+nr.Name+"/failures"] = float64(tally.failures[ri])
+			m["rewards/"+nr.Name+"/stray"] = float64(tally.stray[ri])
 		}
 	}
 	mean, std := loss.MeanStd(totals)

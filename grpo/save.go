@@ -466,6 +466,9 @@ func (t *Trainer) Resume(path string) error {
 	if t.cfg.MaxSteps > 0 && st.Step > t.cfg.MaxSteps {
 		return fmt.Errorf("grpo: resume %s: the checkpoint is at step %d, beyond MaxSteps %d", path, st.Step, t.cfg.MaxSteps)
 	}
+	if err := t.checkRunIdentity(path, st.RunID); err != nil {
+		return fmt.Errorf("grpo: resume %s: %w", path, err)
+	}
 	apply, err := t.planVariables(cd.vars)
 	if err != nil {
 		return fmt.Errorf("grpo: resume %s: %s: %w", path, variablesFile, err)
@@ -613,4 +616,34 @@ func writeGob(path string, v any) error {
 		return err
 	}
 	return f.Sync()
+}
+
+// ErrForeignRun is wrapped by Resume's error when the checkpoint is of
+// another run than the checkpoints OutputDir holds (see Trainer.AdoptRun).
+var ErrForeignRun = errors.New("the checkpoint is of another run than the output folder's")
+
+// checkRunIdentity refuses a checkpoint of run id when OutputDir holds
+// checkpoints of another run, unless AdoptRun is set.
+func (t *Trainer) checkRunIdentity(path, id string) error {
+	if t.cfg.OutputDir == "" || t.AdoptRun || id == "" {
+		return nil
+	}
+	all, err := checkpoint.List(t.cfg.OutputDir)
+	if err != nil {
+		return nil // no folder yet: nothing to mix with
+	}
+	abs, _ := filepath.Abs(path)
+	for _, c := range all {
+		if p, _ := filepath.Abs(c.Path); c.Aside || p == abs {
+			continue
+		}
+		other, err := readStateFile(c.Path)
+		if err != nil || other.RunID == "" || other.RunID == id {
+			continue
+		}
+		return fmt.Errorf("%w: it is of run %s, but %s holds run %s's %s; resuming would mix the two runs' checkpoints "+
+			"and metrics: resume that run's checkpoint, use another output folder, or adopt this run deliberately "+
+			"(Trainer.AdoptRun; grpokit train -adopt)", ErrForeignRun, id, t.cfg.OutputDir, other.RunID, filepath.Base(c.Path))
+	}
+	return nil
 }

@@ -62,6 +62,11 @@ type Trainer struct {
 	// it. nil: Train and TrainEnv take the lock for the run and release it
 	// when they return.
 	OutputLock *checkpoint.OutputLock
+	// AdoptRun lets Resume continue, in Config.OutputDir, a checkpoint of
+	// another run than the one whose checkpoints the folder holds (a
+	// checkpoint copied in from elsewhere). Without it Resume refuses: the
+	// two runs' checkpoints and metrics would mix.
+	AdoptRun bool
 
 	cfg     Config
 	policy  Policy
@@ -97,6 +102,7 @@ type Trainer struct {
 	started   time.Time
 	win       logWindow // metrics since the last progress line
 	startStep int
+	marks     []stepMark     // when the last progress lines' steps ended, for the ETA
 	rel       runState       // run id, resume and non-finite bookkeeping (outdir.go, guard.go)
 	entropy   entropyControl // adaptive entropy control (UseAdaptiveEntropy)
 }
@@ -270,12 +276,12 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 	if err := t.prepareOutputDir(); err != nil {
 		return err
 	}
-	out, err := openOutputs(t.cfg, t.step)
+	out, err := openOutputs(t.cfg, t.step, t.progress())
 	if err != nil {
 		return err
 	}
 	defer out.close()
-	t.started, t.startStep = time.Now(), t.step
+	t.started, t.startStep, t.marks = time.Now(), t.step, nil
 	for t.step < total {
 		if ctx.Err() != nil {
 			return t.stop(ctx)

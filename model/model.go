@@ -179,6 +179,9 @@ func Load(dir string, opts *Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckWeightsHeader(dir, cfg, opts); err != nil {
+		return nil, err
+	}
 	m, err := newEmpty(cfg, opts)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,11 +20,32 @@ const DefaultTimeout = 10 * time.Second
 // counts as a NonFinite failure and scores 0.
 const MaxScore = 1e150
 
+// DefaultMaxStray is the number of calls of one reward that may still be
+// running past their timeout before an Evaluator whose MaxStray is zero
+// stops calling that reward.
+const DefaultMaxStray = 2
+
 // ContextScorer is an optional interface of a Scorer: Call gives
 // ScoreContext a context that is cancelled when the call times out (or
 // its own context ends), so a reward that watches it can stop. A Scorer
 // without it cannot be stopped (Go has no way to end a goroutine): a call
-// that hangs keeps its goroutine until it returns.
+// that hangs keeps its goroutine, and a core if it spins, until it
+// returns.
+//
+// What a reward must do, ContextScorer or not:
+//   - return within the Evaluator's Timeout; a reward that runs an
+//     interpreter, a solver, a sandbox or a network call implements
+//     ContextScorer and returns as soon as ctx is done (pass ctx to
+//     exec.CommandContext, http.NewRequestWithContext, or check ctx.Err()
+//     in its loops), giving any score: it is discarded;
+//   - be safe for concurrent use: calls run on several goroutines at once;
+//   - not keep resources past its return: a call that outlives its
+//     timeout still counts against the reward (see Evaluator.MaxStray).
+//
+// A reward that times out scores 0 for that sample; while MaxStray of its
+// calls are still running, the Evaluator does not call it again and those
+// samples score 0 as Skipped failures, so a reward that hangs costs at
+// most MaxStray goroutines, not one per sample.
 type ContextScorer interface {
 	Scorer
 	ScoreContext(ctx context.Context, s Sample) float64
@@ -38,9 +60,10 @@ const (
 	Panicked                 // the reward panicked
 	NonFinite                // the reward returned NaN, ±Inf or a score beyond ±MaxScore
 	TimedOut                 // the reward did not return within the timeout
+	Skipped                  // not called: MaxStray calls of the reward were still running past their timeout
 )
 
-// String returns "ok", "panic", "nonfinite" or "timeout".
+// String returns "ok", "panic", "nonfinite", "timeout" or "skipped".
 func (f Failure) String() string {
 	switch f {
 	case OK:
@@ -51,6 +74,8 @@ func (f Failure) String() string {
 		return "nonfinite"
 	case TimedOut:
 		return "timeout"
+	case Skipped:
+		return "skipped"
 	}
 	return fmt.Sprintf("Failure(%d)", int(f))
 }
@@ -66,6 +91,45 @@ type Evaluator struct {
 	Timeout time.Duration
 	// Workers bounds how many reward calls run at once. Default GOMAXPROCS.
 	Workers int
+	// MaxStray bounds, per reward, the calls still running after their
+	// timeout: a reward with that many is not called again until one
+	// returns (its samples score 0, counted as Skipped). Calls other
+	// workers had started when the bound was reached may still time out,
+	// so up to MaxStray + Workers − 1 can be running. Default
+	// DefaultMaxStray. The count lives with the Evaluator, across batches.
+	MaxStray int
+
+	strays atomic.Pointer[strayCounts]
+}
+
+// strayCounts holds, per reward, the calls running past their timeout.
+type strayCounts struct{ n []atomic.Int64 }
+
+// strayCounts returns the Evaluator's counts, made on first use.
+func (e *Evaluator) strayCounts() *strayCounts {
+	for {
+		if c := e.strays.Load(); c != nil && len(c.n) >= len(e.Rewards) {
+			return c
+		}
+		c := &strayCounts{n: make([]atomic.Int64, len(e.Rewards))}
+		old := e.strays.Load()
+		if old != nil && len(old.n) >= len(e.Rewards) {
+			return old
+		}
+		if e.strays.CompareAndSwap(old, c) {
+			return c
+		}
+	}
+}
+
+// Stray returns how many calls of reward r (an index into Rewards) are
+// still running past their timeout.
+func (e *Evaluator) Stray(r int) int {
+	c := e.strays.Load()
+	if c == nil || r < 0 || r >= len(c.n) {
+		return 0
+	}
+	return int(c.n[r].Load())
 }
 
 // Stats summarizes one reward over a batch, for logging.
@@ -76,10 +140,12 @@ type Stats struct {
 	Panics    int     // calls that panicked
 	NonFinite int     // calls that returned NaN or ±Inf
 	Timeouts  int     // calls that ran past the timeout
+	Skipped   int     // samples not scored: the reward had MaxStray calls still running
+	Stray     int     // calls of this reward still running past their timeout after the batch
 }
 
 // Failures returns the number of failed calls of any kind.
-func (s Stats) Failures() int { return s.Panics + s.NonFinite + s.Timeouts }
+func (s Stats) Failures() int { return s.Panics + s.NonFinite + s.Timeouts + s.Skipped }
 
 // Result holds the scores of one batch.
 type Result struct {
@@ -112,6 +178,11 @@ func (e *Evaluator) Evaluate(ctx context.Context, samples []Sample) (*Result, er
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	maxStray := e.MaxStray
+	if maxStray <= 0 {
+		maxStray = DefaultMaxStray
+	}
+	strays := e.strayCounts()
 	nr, ns := len(e.Rewards), len(samples)
 	res := &Result{
 		Scores:   make([][]float64, nr),
@@ -133,7 +204,11 @@ func (e *Evaluator) Evaluate(ctx context.Context, samples []Sample) (*Result, er
 			defer wg.Done()
 			for j := range jobs {
 				// Each (r, i) cell is written by exactly one worker.
-				v, f := Call(ctx, e.Rewards[j.r].Scorer, samples[j.i], timeout)
+				if strays.n[j.r].Load() >= int64(maxStray) {
+					res.Scores[j.r][j.i], res.Failures[j.r][j.i] = 0, Skipped
+					continue
+				}
+				v, f := call(ctx, e.Rewards[j.r].Scorer, samples[j.i], timeout, &strays.n[j.r])
 				if w := e.Rewards[j.r].Weight * v; f == OK && !(math.Abs(w) <= MaxScore) {
 					v, f = 0, NonFinite // the weighted score would overflow the total
 				}
@@ -169,8 +244,11 @@ feed:
 				st.NonFinite++
 			case TimedOut:
 				st.Timeouts++
+			case Skipped:
+				st.Skipped++
 			}
 		}
+		st.Stray = int(strays.n[r].Load())
 		st.Mean, st.Std = meanStd(res.Scores[r])
 		res.Stats[r] = st
 	}
@@ -184,6 +262,14 @@ feed:
 // the background; Call does not wait for it. When s is a ContextScorer, its
 // context is cancelled as Call returns, so it can stop.
 func Call(ctx context.Context, s Scorer, sample Sample, timeout time.Duration) (float64, Failure) {
+	return call(ctx, s, sample, timeout, nil)
+}
+
+// call is Call that, when stray is not nil, counts in it a call that
+// outlives its timeout until that call returns.
+func call(ctx context.Context, s Scorer, sample Sample, timeout time.Duration, stray *atomic.Int64) (float64, Failure) {
+	// state: 0 running, 1 returned in time, 2 abandoned (counted in stray).
+	var state atomic.Int32
 	type outcome struct {
 		v        float64
 		panicked bool
@@ -192,6 +278,11 @@ func Call(ctx context.Context, s Scorer, sample Sample, timeout time.Duration) (
 	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops a ContextScorer that overran
 	go func() {
+		defer func() {
+			if !state.CompareAndSwap(0, 1) && stray != nil {
+				stray.Add(-1) // an abandoned call returns at last
+			}
+		}()
 		defer func() {
 			if recover() != nil {
 				done <- outcome{panicked: true}
@@ -207,6 +298,15 @@ func Call(ctx context.Context, s Scorer, sample Sample, timeout time.Duration) (
 	}()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	abandon := func() {
+		if stray == nil {
+			return
+		}
+		stray.Add(1)
+		if !state.CompareAndSwap(0, 2) {
+			stray.Add(-1) // it returned meanwhile
+		}
+	}
 	select {
 	case o := <-done:
 		switch {
@@ -217,8 +317,10 @@ func Call(ctx context.Context, s Scorer, sample Sample, timeout time.Duration) (
 		}
 		return o.v, OK
 	case <-timer.C:
+		abandon()
 		return 0, TimedOut
 	case <-ctx.Done():
+		abandon()
 		return 0, TimedOut
 	}
 }

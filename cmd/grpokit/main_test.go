@@ -448,7 +448,6 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"chat", "-model", "m", "-chat-template-kwargs", "[1]"}, "-chat-template-kwargs: want a JSON object"},
 		{[]string{"generate", "-model", "m", "-prompt", "hi", "-quantize", "fp4"}, `-quantize "fp4": want nf4 or int8`},
 		{[]string{"eval", "-config", cfg, "-quantize", "nf4"}, "-quantize applies to -model"},
-		{[]string{"plan", "-config", cfg}, "a tiny model is built by train"},
 	} {
 		err := run(context.Background(), c.args, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

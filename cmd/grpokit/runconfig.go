@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -44,6 +45,8 @@ type runConfig struct {
 
 	// notes say which of TRL's keys in the file have no effect here.
 	notes []string
+	// adopt lets -resume continue a checkpoint of another run (-adopt).
+	adopt bool
 }
 
 // modelSection names the model: Path, or Tiny to build one from scratch.
@@ -117,6 +120,11 @@ type tinySection struct {
 	// words of the dataset's prompts and answers (this many).
 	Words            []string `json:"words"`
 	WordsFromDataset int      `json:"words_from_dataset"`
+}
+
+// config is the model shape the section asks for.
+func (t *tinySection) config() model.TinyConfig {
+	return model.TinyConfig{Hidden: t.Hidden, Layers: t.Layers, Heads: t.Heads, Intermediate: t.Intermediate, MaxPositions: t.MaxPositions}
 }
 
 // datasetSection is a dataset file, or a built-in task's data.
@@ -226,9 +234,14 @@ func loadRunConfig(path string) (runConfig, error) {
 	return c, nil
 }
 
-// validate checks the sections (grpo.Config is checked by the trainer).
+// validate checks the sections and the training settings, before any
+// model is loaded; a training setting's error names its key as the config
+// file spells it.
 func (c *runConfig) validate() error {
 	var errs []error
+	if err := c.Config.Validate(); err != nil {
+		errs = append(errs, configKeyErrors(err)...)
+	}
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("grpokit: config: "+format, args...)) }
 	if (c.Model.Path == "") == (c.Model.Tiny == nil) {
 		bad("model: give exactly one of model_name_or_path and tiny")
@@ -275,3 +288,41 @@ func (c *runConfig) validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// configKeyErrors returns the errors joined in err with each
+// *grpo.FieldError said with the config file's key (max_steps, not
+// MaxSteps).
+func configKeyErrors(err error) []error {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	t := reflect.TypeOf(grpo.Config{})
+	for i, e := range errs {
+		var fe *grpo.FieldError
+		if !errors.As(e, &fe) {
+			continue
+		}
+		key := fe.Field
+		if f, ok := t.FieldByName(fe.Field); ok {
+			if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag != "" && tag != "-" {
+				key = tag
+			}
+		}
+		errs[i] = &keyError{key: key, fe: fe}
+	}
+	return errs
+}
+
+// keyError is a *grpo.FieldError said with the config file's key.
+type keyError struct {
+	key string
+	fe  *grpo.FieldError
+}
+
+func (e *keyError) Error() string {
+	return fmt.Sprintf("grpokit: config: %s = %v: %s", e.key, e.fe.Value, e.fe.Reason)
+}
+func (e *keyError) Unwrap() error { return e.fe }

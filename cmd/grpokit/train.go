@@ -33,9 +33,10 @@ func trainCmd(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	configPath := fs.String("config", "", "YAML or JSON run config (TRL's GRPOConfig names plus model, dataset, rewards sections)")
 	resume := fs.Bool("resume", false, "continue from the newest checkpoint in output_dir")
-	maxSteps := fs.Int("max-steps", -1, "override max_steps")
+	maxSteps := fs.Int("max-steps", 0, "override max_steps (0: num_train_epochs passes over the dataset)")
 	outDir := fs.String("out", "", "override output_dir")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	adopt := fs.Bool("adopt", false, "with -resume: continue output_dir's newest checkpoint even when it is of another run than the folder's other checkpoints")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -44,7 +45,11 @@ func trainCmd(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	c.Resume = c.Resume || *resume
-	if *maxSteps >= 0 {
+	c.adopt = *adopt
+	if flagSet(fs, "max-steps") {
+		if *maxSteps < 0 {
+			return usageError{fmt.Errorf("grpokit train: -max-steps %d: want ≥ 0 (0 trains num_train_epochs passes over the dataset)", *maxSteps)}
+		}
 		c.MaxSteps = *maxSteps
 	}
 	if *outDir != "" {
@@ -102,14 +107,7 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		return nil, err
 	}
 	if t := c.Model.Tiny; t != nil {
-		words := slices.Clone(t.Words)
-		if t.WordsFromDataset > 0 {
-			words = append(words, frequentWords(s.train, t.WordsFromDataset)...)
-		}
-		if c.Constraint != nil {
-			words = append(words, c.Constraint.Choices...)
-		}
-		slices.Sort(words)
+		words := tinyWords(c, s.train)
 		dir := filepath.Join(c.OutputDir, "initial-model")
 		build := model.NewTiny
 		if resuming {
@@ -119,9 +117,7 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		if err != nil {
 			return nil, err
 		}
-		m, tok, err := build(dir, slices.Compact(words), model.TinyConfig{
-			Hidden: t.Hidden, Layers: t.Layers, Heads: t.Heads, Intermediate: t.Intermediate, MaxPositions: t.MaxPositions,
-		}, uint64(c.Seed), opts)
+		m, tok, err := build(dir, words, t.config(), uint64(c.Seed), opts)
 		if err != nil {
 			return nil, err
 		}
@@ -174,6 +170,22 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		cmp.Or(c.Model.Path, "tiny (from scratch)"), s.loaded.model.NumParams(), trainingForm(c.Model, s.loaded.model),
 		len(s.train), len(s.eval), rewardNames(s.rewards))
 	return s, nil
+}
+
+// tinyWords lists the one-token words of c's tiny model: its words, the
+// dataset's most frequent ones and the constraint's choices, sorted and
+// without repeats.
+func tinyWords(c *runConfig, train dataset.SliceDataset) []string {
+	t := c.Model.Tiny
+	words := slices.Clone(t.Words)
+	if t.WordsFromDataset > 0 {
+		words = append(words, frequentWords(train, t.WordsFromDataset)...)
+	}
+	if c.Constraint != nil {
+		words = append(words, c.Constraint.Choices...)
+	}
+	slices.Sort(words)
+	return slices.Compact(words)
 }
 
 // checkPromptLengths fails before any training when a prompt (after
@@ -243,6 +255,18 @@ func (s *setup) evaluate(ctx context.Context, c *runConfig, label string, out io
 // train runs c: optional warm start, GRPO, final save, plots, evaluation.
 func train(ctx context.Context, c runConfig, out io.Writer) error {
 	start := time.Now()
+	if err := c.validate(); err != nil {
+		return err
+	}
+	// The folder is locked before anything is read or written in it, and
+	// stays locked (the trainer is handed the lock) until the command ends:
+	// a second train started on the same folder stops here, whenever it
+	// starts, instead of rewriting initial-model under the first.
+	lock, err := checkpoint.Lock(c.OutputDir)
+	if err != nil {
+		return outputDirInUse(err)
+	}
+	defer lock.Release()
 	from := ""
 	if c.Resume {
 		var err error
@@ -258,7 +282,7 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	// that would be refused (the folder held by a running trainer, or by
 	// another run's checkpoints when this one resumes none) changes nothing
 	// and costs nothing.
-	if err := checkpoint.CheckOutputDir(c.OutputDir, c.OverwriteOutputDir || from != ""); err != nil {
+	if err := lock.CheckOutputDir(c.OverwriteOutputDir || from != ""); err != nil {
 		return outputDirInUse(err)
 	}
 	// The folder is this run's from here on: a second grpokit started on it
@@ -286,6 +310,11 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	tr, err := grpo.NewTrainer(s.policy, c.Config, s.rewards...)
 	if err != nil {
 		return err
+	}
+	tr.OutputLock, tr.AdoptRun = lock, c.adopt
+	if c.MaxSteps == 0 {
+		fmt.Fprintf(out, "grpokit: max_steps 0: training num_train_epochs = %g passes over %d examples, %d steps\n",
+			c.NumTrainEpochs, len(s.train), c.TrainSteps(len(s.train)))
 	}
 	// eval_strategy: steps evaluates the eval set (eval.n examples of
 	// eval_path, else of path) every eval_steps steps, into metrics.jsonl.
@@ -322,8 +351,14 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 		fmt.Fprintf(out, "time limit %s reached after %d steps; checkpoint saved\n", time.Duration(c.TimeLimit), tr.Step())
 		err = nil
 	}
-	if files, perr := plot.Metrics(filepath.Join(c.OutputDir, checkpoint.MetricsFile), c.OutputDir, plot.Options{Window: 10}); perr == nil {
+	// A plot that fails is said, and fails the command once the run's
+	// own work (final weights, evaluation) is done.
+	files, perr := plot.Metrics(filepath.Join(c.OutputDir, checkpoint.MetricsFile), c.OutputDir, plot.Options{Window: 10})
+	if perr == nil {
 		fmt.Fprintf(out, "plots: %v\n", files)
+	} else {
+		perr = fmt.Errorf("grpokit: plots: %w", perr)
+		fmt.Fprintln(out, perr)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -341,7 +376,7 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "trained %d steps in %s; final weights with tokenizer and generation config in %s\n",
 		tr.Step(), time.Since(start).Round(time.Second), final)
-	return nil
+	return perr
 }
 
 // outputDirInUse says grpo's OutputDirInUseError in the command's terms;

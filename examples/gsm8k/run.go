@@ -153,6 +153,7 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
+	defer s.Close()
 	compact := s.Tiny && !cfg.Plain
 	policy, err := s.Policy(&cfg.Config, nil)
 	if err != nil {

@@ -239,6 +239,7 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
+	defer s.Close()
 	// The model may say exactly one label, then EOS.
 	var seqs [][]int
 	maxLabel := 0

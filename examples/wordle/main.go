@@ -32,7 +32,7 @@
 // mean guesses of the wins, consistent and invalid moves) and writes
 // metrics.jsonl, reward.png, wins.png (cumulative wins of the training
 // games), eval.jsonl and checkpoints to -out (default runs/wordle). Ctrl-C
-// stops after saving a checkpoint.
+// or SIGTERM stops after saving a checkpoint (exit status 130 or 143).
 package main
 
 import "github.com/grpokit/grpokit/examples/internal/exkit"

@@ -599,6 +599,7 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
+	defer s.Close()
 	p := prompter{tiny: s.Tiny && !cfg.Plain, board: cfg.Board}
 	var constraint model.Constraint
 	if s.Tiny {

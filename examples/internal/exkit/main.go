@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime/pprof"
+
+	"github.com/grpokit/grpokit/internal/interrupt"
 )
 
 // Main is the whole main function of an example: it parses the command
 // line into cfg (exit status 2 on a bad flag, 0 after -help), then runs
-// the example under a context that Ctrl-C cancels, so that training stops
-// after saving a checkpoint (exit status 1 on error).
+// the example under a context that SIGINT (Ctrl-C) and SIGTERM cancel, so
+// that training stops after saving its last completed step (exit status 1
+// on error; 130 after SIGINT and 143 after SIGTERM, as shells report a
+// process such a signal ended).
 func Main[C any](cfg C, parse func(*C, []string) error, run func(context.Context, C) error) {
 	if err := parse(&cfg, os.Args[1:]); err != nil {
 		if errors.Is(err, ErrHelp) {
@@ -21,7 +24,7 @@ func Main[C any](cfg C, parse func(*C, []string) error, run func(context.Context
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interrupt.Context(context.Background())
 	defer stop()
 	stopProfile, err := startProfile(any(&cfg))
 	if err != nil {
@@ -30,9 +33,15 @@ func Main[C any](cfg C, parse func(*C, []string) error, run func(context.Context
 	}
 	err = run(ctx, cfg)
 	stopProfile()
+	sig, caught := interrupt.Caught(ctx)
+	stop()
 	if err != nil {
-		stop()
 		fmt.Fprintln(os.Stderr, err)
+	}
+	switch {
+	case caught:
+		os.Exit(sig.ExitCode())
+	case err != nil:
 		os.Exit(1)
 	}
 }

@@ -40,14 +40,23 @@ type Setup struct {
 	// Memory is the budget the memory plan is checked against:
 	// -memory-limit, else $GRPOKIT_MEMORY_LIMIT, else what is available.
 	Memory memplan.Budget
+	// Lock is the output folder's lock, taken by Load before anything is
+	// read or written there; Close releases it.
+	Lock *checkpoint.OutputLock
 }
 
-// Limit gives tr the run's memory budget (Setup.Memory) and Go's memory
-// limit for the run (Trainer.GCLimit), as the grpokit command does.
+// Limit gives tr the run's memory budget (Setup.Memory), Go's memory
+// limit for the run (Trainer.GCLimit) and the output folder's lock
+// (Trainer.OutputLock), as the grpokit command does.
 func (s *Setup) Limit(tr *grpo.Trainer) {
 	budget := s.Memory
 	tr.Memory, tr.GCLimit = &budget, true
+	tr.OutputLock = s.Lock
 }
+
+// Close releases the output folder's lock; the example calls it when it
+// is done with the folder.
+func (s *Setup) Close() { s.Lock.Release() }
 
 // InitialModelDir is the folder under Out where a run writes the tiny
 // model it builds, before any training: its untrained weights, named so
@@ -57,21 +66,32 @@ const InitialModelDir = "initial-model"
 
 // Load prepares the model of c: the folder c.Model, or the tiny model
 // described by tiny (model.NewTiny), written to c.Out/initial-model. With
-// c.Train "lora" it attaches a LoRA adapter. name prefixes errors. A run
-// is refused here, before anything is written, when a running trainer
-// holds c.Out, or when c.Out holds another run and this one resumes none
-// (grpo.CheckOutputDir): otherwise its initial-model and warm start would
-// be replaced before the trainer refused it. A run resumed from a
+// c.Train "lora" it attaches a LoRA adapter. name prefixes errors. Load
+// first takes c.Out's lock (checkpoint.Lock), held until Setup.Close and
+// handed to the trainer by Setup.Limit; a run is refused there, before
+// anything is written, when another program holds c.Out, or when c.Out
+// holds another run and this one resumes none: otherwise its
+// initial-model and warm start would be replaced under the first run. A run resumed from a
 // checkpoint keeps its initial-model (model.ResumeTiny): settings that
 // build another tiny model are an error.
-func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
+func Load(name string, c *Config, tiny Tiny) (_ *Setup, err error) {
+	// The folder is locked before anything is read or written in it: a
+	// second example started on it stops here, whenever it starts.
+	lock, err := checkpoint.Lock(c.Out)
+	if err != nil {
+		return nil, inUse(name, err)
+	}
+	defer func() {
+		if err != nil {
+			lock.Release()
+		}
+	}()
 	from, err := c.Checkpoint()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	// A resumed run's checkpoints are its own; the folder must still not be
-	// held by a running trainer.
-	if err := checkpoint.CheckOutputDir(c.Out, c.Overwrite || from != ""); err != nil {
+	// A resumed run's checkpoints are its own.
+	if err := lock.CheckOutputDir(c.Overwrite || from != ""); err != nil {
 		return nil, inUse(name, err)
 	}
 	if c.Backend != "" {
@@ -99,7 +119,7 @@ func Load(name string, c *Config, tiny Tiny) (*Setup, error) {
 			opts.Storage = model.Storage(c.Quantize)
 		}
 	}
-	s := &Setup{Dir: c.Model, From: from, Memory: budget}
+	s := &Setup{Dir: c.Model, From: from, Memory: budget, Lock: lock}
 	if c.Model == "" {
 		s.Dir, s.Tiny = filepath.Join(c.Out, InitialModelDir), true
 		build := model.NewTiny

@@ -15,7 +15,7 @@ import (
 // or TrainEnv, unless c.Steps is 0; c.TimeLimit, when set, stops it early
 // (the trainer saves a checkpoint). Then it draws the plots and says how
 // training ended. It returns how long training took, and stop = true when
-// ctx was cancelled (Ctrl-C): the run is over, with its checkpoint and
+// ctx was cancelled (SIGINT or SIGTERM): the run is over, with its checkpoint and
 // metrics saved, and the caller returns nil without the final evaluation.
 // A training error other than those comes back as err.
 func Train(ctx context.Context, name string, c *Config, out io.Writer, step func() int,
