@@ -285,16 +285,6 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	if err := lock.CheckOutputDir(c.OverwriteOutputDir || from != ""); err != nil {
 		return outputDirInUse(err)
 	}
-	// The folder is this run's from here on: a second grpokit started on it
-	// stops before it writes anything; the trainer runs under this lock.
-	var lock *checkpoint.OutputLock
-	if c.OutputDir != "" {
-		var err error
-		if lock, err = checkpoint.Lock(c.OutputDir); err != nil {
-			return outputDirInUse(err)
-		}
-		defer lock.Release()
-	}
 	s, err := prepare(&c, from != "", out)
 	if err != nil {
 		return err
