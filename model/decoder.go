@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -387,6 +388,9 @@ func (f *fwd) layer(i int, x *Node, r rope, mask *Node, c *kvState, w cacheWrite
 // lmHead maps hidden states [..., H] to float32 logits [..., V] (a bf16
 // product is upcast, as HF's logits.float()).
 func (f *fwd) lmHead(h *Node) *Node {
+	if f.m.decoderOnly {
+		panic(errors.New("model: loaded without an LM head (Options.DecoderOnly): it has no logits"))
+	}
 	return toF32(f.productWT(h, "lm_head.weight"))
 }
 
