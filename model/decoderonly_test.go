@@ -9,10 +9,10 @@ import (
 )
 
 // TestDecoderOnly loads an untied checkpoint without its lm_head (as a
-// sequence classifier is stored): it loads,
-// asking for logits is an error (the tied fallback to the embeddings
-// would be silently wrong), and ReadTensor reads a tensor the model does
-// not hold.
+// sequence classifier is stored): a full Load refuses it, DecoderOnly
+// loads it, asking that model for logits is an error (the tied fallback
+// to the embeddings would be silently wrong), and ReadTensor reads a
+// tensor the model does not hold.
 func TestDecoderOnly(t *testing.T) {
 	g := loadGolden(t, "qwen2-tiny") // untied
 	dir := t.TempDir()

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -10,7 +11,10 @@ import (
 	"github.com/grpokit/grpokit/envs/gsm8k"
 	"github.com/grpokit/grpokit/envs/poker"
 	"github.com/grpokit/grpokit/envs/wordle"
+	"github.com/grpokit/grpokit/internal/strictcfg"
+	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
+	"github.com/grpokit/grpokit/reward/rewardmodel"
 )
 
 // rewardSpec is one entry of the config's rewards list.
@@ -40,6 +44,15 @@ type rewardSpec struct {
 	// "repetition_penalty"'s (TRL's get_repetition_penalty_reward).
 	NgramSize  int      `json:"ngram_size"`
 	MaxPenalty *float64 `json:"max_penalty"`
+	// Path is "reward_model"'s folder: a …ForSequenceClassification
+	// checkpoint with its tokenizer (TRL: a model in reward_funcs).
+	Path string `json:"path"`
+	// Storage is how "reward_model" holds its weights (stored, the
+	// default; f32, bf16, nf4, int8), DType its compute dtype (float32,
+	// the default, or bfloat16) and BatchSize its rows per forward pass.
+	Storage   string `json:"storage"`
+	DType     string `json:"dtype"`
+	BatchSize int    `json:"batch_size"`
 }
 
 // rewardTypes documents the built-ins.
@@ -60,6 +73,7 @@ var rewardTypes = map[string]string{
 	"gsm8k":                    "the five rewards of the GSM8K seed (names fixed)",
 	"poker":                    "the poker task's class-weighted correctness",
 	"wordle":                   "the Wordle move rewards (format, valid, consistent, …)",
+	"reward_model":             "a sequence-classification reward model's score; path names its folder",
 }
 
 // buildRewards turns the specs into named rewards.
@@ -129,6 +143,11 @@ func buildRewards(specs []rewardSpec) ([]reward.Named, error) {
 			if scorer, err = reward.RepetitionPenalty(cmp.Or(s.NgramSize, 3), maxPenalty); err != nil {
 				return nil, fmt.Errorf("grpokit: rewards[%d]: %w", i, err)
 			}
+		case "reward_model":
+			var err error
+			if scorer, err = loadRewardModel(s); err != nil {
+				return nil, fmt.Errorf("grpokit: rewards[%d] (reward_model): %w", i, err)
+			}
 		case "gsm8k", "poker", "wordle":
 			set := map[string]func() []reward.Named{"gsm8k": gsm8k.Rewards, "poker": poker.Rewards,
 				"wordle": func() []reward.Named { return wordle.Rewards(wordle.DefaultWeights()) }}[s.Type]()
@@ -153,4 +172,21 @@ func buildRewards(specs []rewardSpec) ([]reward.Named, error) {
 		out = append(out, reward.Named{Name: name, Weight: w, Scorer: f})
 	}
 	return out, nil
+}
+
+// loadRewardModel loads "reward_model"'s folder (on the backend the
+// process uses for its models: GOMLX_BACKEND, set from the config first).
+func loadRewardModel(s rewardSpec) (*rewardmodel.Model, error) {
+	if s.Path == "" {
+		return nil, errors.New("path is empty: name the reward model's folder")
+	}
+	storage, err := model.ParseStorage(cmp.Or(s.Storage, "stored"))
+	if err != nil {
+		return nil, err
+	}
+	compute, err := model.ParseCompute(s.DType)
+	if err != nil {
+		return nil, err
+	}
+	return rewardmodel.Load(strictcfg.ExpandHome(s.Path), &rewardmodel.Options{Storage: storage, Compute: compute, BatchSize: s.BatchSize})
 }
