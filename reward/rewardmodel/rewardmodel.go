@@ -201,6 +201,21 @@ func (m *Model) PadID() int { return m.pad }
 // variables and the score head), for a memory plan.
 func (m *Model) HeldBytes() int64 { return m.heldBytes }
 
+// MemoryBytes estimates what scoring batches of rows texts of up to
+// tokens tokens each takes: the weights as held, and the transient memory
+// of one forward pass (at most Options.BatchSize rows; no backward pass, so
+// one layer's intermediates at a time beside the residual stream, and the
+// attention scores), for a run's memory plan.
+func (m *Model) MemoryBytes(rows, tokens int) (weights, forward int64) {
+	c := m.m.Config()
+	B, T := int64(min(max(rows, 0), m.batch)), int64(bucket(max(tokens, 1)))
+	H, I := int64(c.HiddenSize), int64(c.IntermediateSize)
+	qkv := int64(c.NumAttentionHeads+2*c.NumKeyValueHeads) * int64(c.HeadDim)
+	scores := 2 * int64(c.NumAttentionHeads) * T // scores and probabilities
+	perToken := 4*H + 3*I + qkv + scores         // residual, norm, attention output; gate, up, product; q, k, v
+	return m.heldBytes, B * T * perToken * 4
+}
+
 // Tokenizer returns the reward model's own tokenizer.
 func (m *Model) Tokenizer() *tokenizer.Pretrained { return m.tok }
 

@@ -327,3 +327,31 @@ func product(d []int) int {
 	}
 	return p
 }
+
+// TestMemoryBytes: the weights are the held variables plus the score
+// head; the forward's transient memory grows with rows (up to BatchSize)
+// and with tokens.
+func TestMemoryBytes(t *testing.T) {
+	g := loadGolden(t)
+	rm, err := Load(folder(t, g.Families["qwen3"].Dir), &Options{BatchSize: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, f := rm.MemoryBytes(2, 100)
+	want := int64(0)
+	for _, x := range rm.Config().Weights() {
+		if x.Name != "lm_head.weight" {
+			want += 4 * int64(product(x.Shape))
+		}
+	}
+	want += 4 * int64(rm.Config().HiddenSize) // score.weight
+	if w != want {
+		t.Errorf("weights %d bytes, want %d (float32 decoder + score head)", w, want)
+	}
+	_, f4 := rm.MemoryBytes(4, 100)
+	_, f8 := rm.MemoryBytes(8, 100)
+	_, fLong := rm.MemoryBytes(2, 400)
+	if !(f > 0 && f4 == 2*f && f8 == f4 && fLong > 4*f) {
+		t.Errorf("forward bytes: 2 rows %d, 4 rows %d, 8 rows (batch 4) %d, 2 rows × 4 tokens %d", f, f4, f8, fLong)
+	}
+}
