@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -8,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/reward"
 	"github.com/grpokit/grpokit/tokenizer"
 )
@@ -18,19 +22,7 @@ import (
 // float64 reference, and the errors of bad specs.
 func TestRewardModelReward(t *testing.T) {
 	src := filepath.Join("..", "..", "reward", "rewardmodel", "testdata")
-	dir := t.TempDir()
-	for _, f := range []string{"config.json", "model.safetensors"} {
-		b, err := os.ReadFile(filepath.Join(src, "qwen3-seqcls", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tokenizer.WriteTinyDir(dir, nil); err != nil {
-		t.Fatal(err)
-	}
+	dir := rewardModelDir(t)
 	var g struct {
 		Samples []struct {
 			Prompt, Completion string
@@ -48,12 +40,14 @@ func TestRewardModelReward(t *testing.T) {
 	if err := json.Unmarshal(b, &g); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := buildRewards([]rewardSpec{{Type: "reward_model", Name: "rm", Path: dir}})
+	rs, err := buildRewards(withChatVars([]rewardSpec{{Type: "reward_model", Path: dir}, {Type: "reward_model", Name: "rm", Path: dir}},
+		map[string]any{"enable_thinking": false}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := rs[0].Scorer.(reward.BatchScorer); !ok || rs[0].Name != "rm" {
-		t.Fatalf("reward %q is %T, want a BatchScorer", rs[0].Name, rs[0].Scorer)
+	// Named after its folder unless named, as TRL names a model reward.
+	if _, ok := rs[0].Scorer.(reward.BatchScorer); !ok || rs[0].Name != filepath.Base(dir) || rs[1].Name != "rm" {
+		t.Fatalf("rewards %q (%T), %q: want BatchScorers named after the folder and rm", rs[0].Name, rs[0].Scorer, rs[1].Name)
 	}
 	s := g.Samples[0]
 	got := rs[0].Scorer.Score(reward.Sample{Prompt: s.Prompt, Completion: s.Completion})
@@ -74,5 +68,59 @@ func TestRewardModelReward(t *testing.T) {
 			!strings.Contains(err.Error(), "rewards[0]") {
 			t.Errorf("%+v: error %v, want one mentioning %q", c.spec, err, c.want)
 		}
+	}
+}
+
+// rewardModelDir writes reward/rewardmodel's tiny golden Qwen3 reward
+// model with a byte-level tokenizer to a temporary folder.
+func rewardModelDir(t *testing.T) string {
+	t.Helper()
+	src := filepath.Join("..", "..", "reward", "rewardmodel", "testdata", "qwen3-seqcls")
+	dir := filepath.Join(t.TempDir(), "tiny-rm")
+	if err := tokenizer.WriteTinyDir(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"config.json", "model.safetensors"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// A run whose rewards include a reward model trains, and logs the model's
+// reward under the folder's name with no failures.
+func TestTrainWithRewardModel(t *testing.T) {
+	dir := t.TempDir()
+	cfg := toyRun(t, dir, true, 2)
+	rm := rewardModelDir(t)
+	rewriteConfig(t, cfg, func(s string) string {
+		return strings.Replace(s, "rewards:\n", "rewards:\n  - {type: reward_model, path: "+rm+", weight: 0.1}\n", 1)
+	})
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"train", "-config", cfg}, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	ms, err := grpo.ReadMetrics(filepath.Join(dir, "run", checkpoint.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := 0
+	for _, m := range ms {
+		mean, ok := m["rewards/tiny-rm/mean"]
+		if !ok {
+			continue
+		}
+		steps++
+		if f := m["rewards/tiny-rm/failures"]; f != 0 || mean == 0 || math.IsNaN(mean) {
+			t.Errorf("step %v: reward model mean %v, %v failures", m["step"], mean, f)
+		}
+	}
+	if steps != 2 {
+		t.Errorf("%d steps logged the reward model, want 2:\n%s", steps, out.String())
 	}
 }

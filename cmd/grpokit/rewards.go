@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -53,6 +55,19 @@ type rewardSpec struct {
 	Storage   string `json:"storage"`
 	DType     string `json:"dtype"`
 	BatchSize int    `json:"batch_size"`
+
+	// chatVars are the run's chat_template_kwargs: TRL renders a reward
+	// model's chat template with them too (withChatVars sets them).
+	chatVars map[string]any
+}
+
+// withChatVars gives each reward spec the run's chat_template_kwargs.
+func withChatVars(specs []rewardSpec, vars map[string]any) []rewardSpec {
+	out := slices.Clone(specs)
+	for i := range out {
+		out[i].chatVars = vars
+	}
+	return out
 }
 
 // rewardTypes documents the built-ins.
@@ -87,6 +102,9 @@ func buildRewards(specs []rewardSpec) ([]reward.Named, error) {
 		name := s.Name
 		if name == "" {
 			name = s.Type
+			if s.Type == "reward_model" && s.Path != "" {
+				name = filepath.Base(filepath.Clean(s.Path)) // TRL names it after the model
+			}
 		}
 		var f reward.Func
 		var scorer reward.Scorer // a reward that needs more than the three strings
@@ -188,5 +206,6 @@ func loadRewardModel(s rewardSpec) (*rewardmodel.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rewardmodel.Load(strictcfg.ExpandHome(s.Path), &rewardmodel.Options{Storage: storage, Compute: compute, BatchSize: s.BatchSize})
+	return rewardmodel.Load(strictcfg.ExpandHome(s.Path), &rewardmodel.Options{Storage: storage, Compute: compute, BatchSize: s.BatchSize,
+		ChatTemplateKwargs: s.chatVars})
 }
