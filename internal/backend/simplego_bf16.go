@@ -61,7 +61,7 @@ var roundOps = []backends.OpType{
 	backends.OpTypeTanh, backends.OpTypeLogistic, backends.OpTypeErf,
 	backends.OpTypeReduceSum, backends.OpTypeReduceProduct, backends.OpTypeReduceWindow,
 	backends.OpTypeScatterSum, backends.OpTypeIota,
-	backends.OpTypeDotGeneral, backends.OpTypeConvertDType,
+	backends.OpTypeDotGeneral, backends.OpTypeConvGeneral, backends.OpTypeConvertDType,
 }
 
 // RoundBF16 rounds x to the nearest bfloat16, ties to even (torch's

@@ -325,6 +325,31 @@ func TestBF16OpsRoundToNearest(t *testing.T) {
 		check(t, tensors.MustCopyFlatData[bfloat16.BFloat16](out), want, false)
 	})
 
+	t.Run("ConvGeneral", func(t *testing.T) {
+		// 1-D, channels last: out[b, i, o] = Σ_k,c x[b, i+k, c]·w[k, c, o],
+		// accumulated in float32 and rounded once.
+		const B, N, C, K, O = 2, 10, 3, 3, 4
+		x, w := gen(-2, 2)[:B*N*C], gen(-2, 2)[:K*C*O]
+		out := graph.MustExecOnce(b, func(x, w *graph.Node) *graph.Node { return graph.Convolve(x, w).Strides(1).NoPadding().Done() },
+			tensors.FromFlatDataAndDimensions(x, B, N, C), tensors.FromFlatDataAndDimensions(w, K, C, O))
+		wx, ww := wide(x), wide(w)
+		want := make([]float64, 0, B*(N-K+1)*O)
+		for bi := range B {
+			for i := range N - K + 1 {
+				for o := range O {
+					s := 0.0
+					for k := range K {
+						for c := range C {
+							s += wx[(bi*N+i+k)*C+c] * ww[(k*C+c)*O+o]
+						}
+					}
+					want = append(want, s)
+				}
+			}
+		}
+		check(t, tensors.MustCopyFlatData[bfloat16.BFloat16](out), want, false)
+	})
+
 	t.Run("Iota", func(t *testing.T) {
 		const n = 1000 // integers above 256 are not all bf16 values
 		out := graph.MustExecOnce(b, func(g *graph.Graph) *graph.Node {
