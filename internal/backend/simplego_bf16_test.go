@@ -194,6 +194,12 @@ func TestBF16OpsRoundToNearest(t *testing.T) {
 	if err := RoundBF16Ops(); err != nil {
 		t.Fatalf("bf16 rounding not in place: %v", err)
 	}
+	calls := roundCalls.Load()
+	defer func() {
+		if roundCalls.Load() == calls {
+			t.Error("no bf16 op went through the rounding wrapper")
+		}
+	}()
 	r := rand.New(rand.NewPCG(7, 8))
 	const rows, cols = 24, 50
 	gen := func(lo, hi float64) []bfloat16.BFloat16 {
