@@ -12,6 +12,7 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 
+	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 	"github.com/grpokit/grpokit/tokenizer"
@@ -355,3 +356,6 @@ func TestMemoryBytes(t *testing.T) {
 		t.Errorf("forward bytes: 2 rows %d, 4 rows %d, 8 rows (batch 4) %d, 2 rows × 4 tokens %d", f, f4, f8, fLong)
 	}
 }
+
+// A reward model's memory counts in the trainer's memory plan.
+var _ grpo.MemoryHolder = (*Model)(nil)
