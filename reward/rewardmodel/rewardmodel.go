@@ -203,17 +203,33 @@ func (m *Model) HeldBytes() int64 { return m.heldBytes }
 
 // MemoryBytes estimates what scoring batches of rows texts of up to
 // tokens tokens each takes: the weights as held, and the transient memory
-// of one forward pass (at most Options.BatchSize rows; no backward pass, so
-// one layer's intermediates at a time beside the residual stream, and the
-// attention scores), for a run's memory plan.
+// of one forward pass (ForwardBytes with Options.BatchSize), for a run's
+// memory plan.
 func (m *Model) MemoryBytes(rows, tokens int) (weights, forward int64) {
-	c := m.m.Config()
-	B, T := int64(min(max(rows, 0), m.batch)), int64(bucket(max(tokens, 1)))
+	return m.heldBytes, ForwardBytes(m.m.Config(), m.batch, rows, tokens)
+}
+
+// ForwardBytes estimates the transient memory of scoring rows texts of up
+// to tokens tokens each with a reward model of config c, batchSize rows a
+// forward pass (0: DefaultBatchSize): no backward pass, so one layer's
+// intermediates at a time beside the residual stream, and the attention
+// scores.
+func ForwardBytes(c model.Config, batchSize, rows, tokens int) int64 {
+	B, T := int64(min(max(rows, 0), cmpInt(batchSize, DefaultBatchSize))), int64(bucket(max(tokens, 1)))
 	H, I := int64(c.HiddenSize), int64(c.IntermediateSize)
 	qkv := int64(c.NumAttentionHeads+2*c.NumKeyValueHeads) * int64(c.HeadDim)
 	scores := 2 * int64(c.NumAttentionHeads) * T // scores and probabilities
 	perToken := 4*H + 3*I + qkv + scores         // residual, norm, attention output; gate, up, product; q, k, v
-	return m.heldBytes, B * T * perToken * 4
+	return B * T * perToken * 4
+}
+
+// HeldBytes estimates the bytes the weights of a reward model of config c
+// take held as storage from a checkpoint of file dtype fileDType (as
+// safetensors names it): the decoder (model.Config.HeldBytes, without an
+// LM head) and the float32 score head, without loading it.
+func HeldBytes(c model.Config, storage model.Storage, fileDType string, doubleQuant bool) int64 {
+	c.TieWordEmbeddings = true // a sequence classifier has no lm_head
+	return c.HeldBytes(storage, fileDType, doubleQuant) + 4*int64(c.HiddenSize)
 }
 
 // Tokenizer returns the reward model's own tokenizer.

@@ -349,6 +349,18 @@ func TestMemoryBytes(t *testing.T) {
 	if w != want {
 		t.Errorf("weights %d bytes, want %d (float32 decoder + score head)", w, want)
 	}
+	if est := HeldBytes(rm.Config(), model.StorageF32, "F32", false); est != w {
+		t.Errorf("HeldBytes from the config %d, loaded %d", est, w)
+	}
+	for _, st := range []model.Storage{model.StorageBF16, model.StorageNF4} {
+		rl, err := Load(folder(t, g.Families["qwen3"].Dir), &Options{Storage: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lw, _ := rl.MemoryBytes(1, 1); lw != HeldBytes(rl.Config(), st, "F32", false) {
+			t.Errorf("%s: HeldBytes from the config %d, loaded %d", st, HeldBytes(rl.Config(), st, "F32", false), lw)
+		}
+	}
 	_, f4 := rm.MemoryBytes(4, 100)
 	_, f8 := rm.MemoryBytes(8, 100)
 	_, fLong := rm.MemoryBytes(2, 400)
