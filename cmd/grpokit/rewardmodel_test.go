@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,5 +124,49 @@ func TestTrainWithRewardModel(t *testing.T) {
 	}
 	if steps != 2 {
 		t.Errorf("%d steps logged the reward model, want 2:\n%s", steps, out.String())
+	}
+}
+
+// grpokit plan counts a reward model's weights and forward pass without
+// loading it, as the trainer's plan does once it is loaded.
+func TestPlanWithRewardModel(t *testing.T) {
+	dir := qwen3Folder(t)
+	rm := rewardModelDir(t)
+	data := filepath.Join(t.TempDir(), "d.jsonl")
+	if err := os.WriteFile(data, []byte(`{"prompt": [{"role": "user", "content": "What is 2 + 2?"}], "answer": "4"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "run.yaml")
+	body := fmt.Sprintf(`output_dir: %s
+max_steps: 1
+num_generations: 2
+per_device_train_batch_size: 2
+max_completion_length: 4
+model: {model_name_or_path: %s, use_peft: true, lora_r: 4}
+dataset: {path: %s}
+rewards: [{type: numeric}, {type: reward_model, path: %s, storage: bf16}]
+`, filepath.Join(t.TempDir(), "run"), dir, data, rm)
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rmLines := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(l, "  reward tiny-rm: ") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	var plan, train bytes.Buffer
+	if err := run(context.Background(), []string{"plan", "-config", cfg}, &plan); err != nil {
+		t.Fatalf("%v\n%s", err, plan.String())
+	}
+	if err := run(context.Background(), []string{"train", "-config", cfg}, &train); err != nil {
+		t.Fatalf("%v\n%s", err, train.String())
+	}
+	p, tr := rmLines(plan.String()), rmLines(train.String())
+	if len(p) != 2 || !slices.Equal(p, tr) {
+		t.Errorf("plan's reward model lines:\n%s\ntrain's:\n%s", strings.Join(p, "\n"), strings.Join(tr, "\n"))
 	}
 }

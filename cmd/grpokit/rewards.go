@@ -14,6 +14,7 @@ import (
 	"github.com/grpokit/grpokit/envs/poker"
 	"github.com/grpokit/grpokit/envs/wordle"
 	"github.com/grpokit/grpokit/internal/strictcfg"
+	"github.com/grpokit/grpokit/memplan"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 	"github.com/grpokit/grpokit/reward/rewardmodel"
@@ -99,13 +100,7 @@ func buildRewards(specs []rewardSpec) ([]reward.Named, error) {
 		if s.Weight != nil {
 			w = *s.Weight
 		}
-		name := s.Name
-		if name == "" {
-			name = s.Type
-			if s.Type == "reward_model" && s.Path != "" {
-				name = filepath.Base(filepath.Clean(s.Path)) // TRL names it after the model
-			}
-		}
+		name := rewardName(s)
 		var f reward.Func
 		var scorer reward.Scorer // a reward that needs more than the three strings
 		switch s.Type {
@@ -208,4 +203,48 @@ func loadRewardModel(s rewardSpec) (*rewardmodel.Model, error) {
 	}
 	return rewardmodel.Load(strictcfg.ExpandHome(s.Path), &rewardmodel.Options{Storage: storage, Compute: compute, BatchSize: s.BatchSize,
 		ChatTemplateKwargs: s.chatVars})
+}
+
+// rewardName is a reward's metric name: its name, else its type (a reward
+// model's folder name, as TRL names a model reward).
+func rewardName(s rewardSpec) string {
+	switch {
+	case s.Name != "":
+		return s.Name
+	case s.Type == "reward_model" && s.Path != "":
+		return filepath.Base(filepath.Clean(strictcfg.ExpandHome(s.Path)))
+	}
+	return s.Type
+}
+
+// rewardModelMemory is the memory plan's items of the reward models among
+// specs, read from their config.json and weights' dtype without loading
+// them: the weights as they would be held and one forward pass over rows
+// samples of up to tokens tokens (the items the trainer's plan lists).
+func rewardModelMemory(specs []rewardSpec, rows, tokens int) ([]memplan.Item, error) {
+	var out []memplan.Item
+	for i, s := range specs {
+		if s.Type != "reward_model" {
+			continue
+		}
+		dir := strictcfg.ExpandHome(s.Path)
+		cfg, err := model.ReadConfig(filepath.Join(dir, "config.json"))
+		if err != nil {
+			return nil, fmt.Errorf("grpokit: rewards[%d] (reward_model): %w", i, err)
+		}
+		file, err := model.WeightsDType(dir)
+		if err != nil {
+			return nil, fmt.Errorf("grpokit: rewards[%d] (reward_model): %w", i, err)
+		}
+		storage, err := model.ParseStorage(cmp.Or(s.Storage, "stored"))
+		if err != nil {
+			return nil, fmt.Errorf("grpokit: rewards[%d] (reward_model): %w", i, err)
+		}
+		name := rewardName(s)
+		out = append(out,
+			memplan.Item{Name: fmt.Sprintf("reward %s: weights", name), Bytes: rewardmodel.HeldBytes(cfg, storage, file, false), Note: "as held"},
+			memplan.Item{Name: fmt.Sprintf("reward %s: forward", name), Bytes: rewardmodel.ForwardBytes(cfg, s.BatchSize, rows, tokens),
+				Note: fmt.Sprintf("%d samples of ≤ %d tokens", rows, tokens)})
+	}
+	return out, nil
 }
