@@ -18,7 +18,9 @@
 //   - [github.com/grpokit/grpokit/lora]: LoRA adapters, merge, PEFT-format
 //     save and load.
 //   - [github.com/grpokit/grpokit/reward]: reward.Func, combinators, safe
-//     concurrent evaluation and built-in rewards.
+//     concurrent evaluation and built-in rewards;
+//     [github.com/grpokit/grpokit/reward/rewardmodel]: a Hugging Face
+//     sequence-classification reward model as a reward.
 //   - [github.com/grpokit/grpokit/grpo]: the Trainer, its Config (named
 //     after TRL's GRPOConfig), losses, metrics and checkpoints.
 //   - envs/...: the poker, GSM8K and Wordle tasks; examples/...: runnable

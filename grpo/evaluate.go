@@ -99,7 +99,8 @@ func Evaluate(ctx context.Context, p Policy, data dataset.Dataset, rewards []rew
 		for i, c := range comps {
 			ex := exs[i/g]
 			res.Completions = append(res.Completions, c.Text)
-			samples = append(samples, reward.Sample{Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Meta: ex.Meta, CompletionIDs: c.IDs})
+			samples = append(samples, reward.Sample{Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Meta: ex.Meta, CompletionIDs: c.IDs,
+				Messages: rewardMessages(ex.Messages)})
 		}
 	}
 	ev := &reward.Evaluator{Rewards: rewards}

@@ -67,7 +67,8 @@ func (t *Trainer) generateAndScore(ctx context.Context, prompts []dataset.Exampl
 		if len(c.IDs) == 0 {
 			return nil, fmt.Errorf("grpo: generate returned an empty completion (%d of prompt %d)", i%g, i/g)
 		}
-		samples[i] = reward.Sample{Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Turn: turn, Meta: ex.Meta, CompletionIDs: c.IDs}
+		samples[i] = reward.Sample{Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Turn: turn, Meta: ex.Meta, CompletionIDs: c.IDs,
+			Messages: rewardMessages(ex.Messages)}
 		rows[i] = &row{
 			Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Turn: turn, Episode: episodes[i/g],
 			Truncated: c.Truncated, PromptIDs: c.PromptIDs, IDs: c.IDs,
@@ -324,4 +325,18 @@ func rolloutMetrics(t *Trainer, rows []*row, adv loss.Advantages, tally rewardTa
 	m["_timing/generate"] = tally.generate.Seconds()
 	m["_timing/reward"] = tally.reward.Seconds()
 	return m
+}
+
+// rewardMessages gives rewards a conversational prompt's messages (a
+// reward model renders them with its own chat template); nil for a plain
+// prompt.
+func rewardMessages(ms []dataset.Message) []reward.Message {
+	if len(ms) == 0 {
+		return nil
+	}
+	out := make([]reward.Message, len(ms))
+	for i, m := range ms {
+		out[i] = reward.Message{Role: m.Role, Content: m.Content}
+	}
+	return out
 }

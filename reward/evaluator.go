@@ -51,6 +51,18 @@ type ContextScorer interface {
 	ScoreContext(ctx context.Context, s Sample) float64
 }
 
+// BatchScorer is an optional interface of a Scorer that scores a whole
+// batch in one call, such as a reward model that runs the batch as one
+// forward pass. An Evaluator calls ScoreBatch once per Evaluate with all
+// the samples (and never Score); it must return one score per sample, in
+// order, and should stop when ctx ends. An error fails the whole batch
+// (every sample scores 0, counted as Errored); a non-finite score fails
+// its sample only.
+type BatchScorer interface {
+	Scorer
+	ScoreBatch(ctx context.Context, samples []Sample) ([]float64, error)
+}
+
 // Failure says why one reward call did not give a usable score.
 type Failure int
 
@@ -61,9 +73,10 @@ const (
 	NonFinite                // the reward returned NaN, ±Inf or a score beyond ±MaxScore
 	TimedOut                 // the reward did not return within the timeout
 	Skipped                  // not called: MaxStray calls of the reward were still running past their timeout
+	Errored                  // a BatchScorer returned an error (or the wrong number of scores)
 )
 
-// String returns "ok", "panic", "nonfinite", "timeout" or "skipped".
+// String returns "ok", "panic", "nonfinite", "timeout", "skipped" or "error".
 func (f Failure) String() string {
 	switch f {
 	case OK:
@@ -76,6 +89,8 @@ func (f Failure) String() string {
 		return "timeout"
 	case Skipped:
 		return "skipped"
+	case Errored:
+		return "error"
 	}
 	return fmt.Sprintf("Failure(%d)", int(f))
 }
@@ -87,7 +102,8 @@ func (f Failure) String() string {
 type Evaluator struct {
 	// Rewards are the rewards to run, in logging order. Names should be unique.
 	Rewards []Named
-	// Timeout bounds each single call of a reward. Default DefaultTimeout.
+	// Timeout bounds each single call of a reward (a BatchScorer's call
+	// gets Timeout times the number of samples). Default DefaultTimeout.
 	Timeout time.Duration
 	// Workers bounds how many reward calls run at once. Default GOMAXPROCS.
 	Workers int
@@ -142,10 +158,11 @@ type Stats struct {
 	Timeouts  int     // calls that ran past the timeout
 	Skipped   int     // samples not scored: the reward had MaxStray calls still running
 	Stray     int     // calls of this reward still running past their timeout after the batch
+	Errors    int     // samples of a BatchScorer's batch that returned an error
 }
 
 // Failures returns the number of failed calls of any kind.
-func (s Stats) Failures() int { return s.Panics + s.NonFinite + s.Timeouts + s.Skipped }
+func (s Stats) Failures() int { return s.Panics + s.NonFinite + s.Timeouts + s.Skipped + s.Errors }
 
 // Result holds the scores of one batch.
 type Result struct {
@@ -198,7 +215,36 @@ func (e *Evaluator) Evaluate(ctx context.Context, samples []Sample) (*Result, er
 	type job struct{ r, i int }
 	jobs := make(chan job)
 	var wg sync.WaitGroup
-	for w := 0; w < min(workers, nr*ns); w++ {
+	// Batch rewards run once each, beside the workers.
+	perSample := make([]int, 0, nr)
+	for r, nd := range e.Rewards {
+		bs, ok := nd.Scorer.(BatchScorer)
+		if !ok {
+			perSample = append(perSample, r)
+			continue
+		}
+		if ns == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if strays.n[r].Load() >= int64(maxStray) {
+				for i := range ns {
+					res.Failures[r][i] = Skipped
+				}
+				return
+			}
+			vs, fs := callBatch(ctx, bs, samples, timeout*time.Duration(ns), &strays.n[r])
+			for i := range vs {
+				if w := nd.Weight * vs[i]; fs[i] == OK && !(math.Abs(w) <= MaxScore) {
+					vs[i], fs[i] = 0, NonFinite
+				}
+			}
+			res.Scores[r], res.Failures[r] = vs, fs
+		}()
+	}
+	for w := 0; w < min(workers, len(perSample)*ns); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -217,7 +263,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, samples []Sample) (*Result, er
 		}()
 	}
 feed:
-	for r := 0; r < nr; r++ {
+	for _, r := range perSample {
 		for i := 0; i < ns; i++ {
 			select {
 			case jobs <- job{r, i}:
@@ -246,6 +292,8 @@ feed:
 				st.Timeouts++
 			case Skipped:
 				st.Skipped++
+			case Errored:
+				st.Errors++
 			}
 		}
 		st.Stray = int(strays.n[r].Load())
@@ -322,6 +370,86 @@ func call(ctx context.Context, s Scorer, sample Sample, timeout time.Duration, s
 	case <-ctx.Done():
 		abandon()
 		return 0, TimedOut
+	}
+}
+
+// CallBatch runs s.ScoreBatch(ctx, samples) in its own goroutine and
+// returns a score and a Failure per sample: the whole batch Panicked,
+// Errored (an error, or not one score per sample) or TimedOut (past
+// timeout, or ctx ended first), else each score OK or NonFinite (NaN,
+// ±Inf or beyond ±MaxScore), which scores 0. The context ScoreBatch gets
+// is cancelled as CallBatch returns; a call that overran keeps running
+// until it notices.
+func CallBatch(ctx context.Context, s BatchScorer, samples []Sample, timeout time.Duration) ([]float64, []Failure) {
+	return callBatch(ctx, s, samples, timeout, nil)
+}
+
+// callBatch is CallBatch that, when stray is not nil, counts in it a call
+// that outlives its timeout until that call returns.
+func callBatch(ctx context.Context, s BatchScorer, samples []Sample, timeout time.Duration, stray *atomic.Int64) ([]float64, []Failure) {
+	var state atomic.Int32 // 0 running, 1 returned in time, 2 abandoned (counted in stray)
+	type outcome struct {
+		vs       []float64
+		err      error
+		panicked bool
+	}
+	done := make(chan outcome, 1)
+	callCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		defer func() {
+			if !state.CompareAndSwap(0, 1) && stray != nil {
+				stray.Add(-1) // an abandoned call returns at last
+			}
+		}()
+		defer func() {
+			if recover() != nil {
+				done <- outcome{panicked: true}
+			}
+		}()
+		vs, err := s.ScoreBatch(callCtx, samples)
+		done <- outcome{vs: vs, err: err}
+	}()
+	vs, fs := make([]float64, len(samples)), make([]Failure, len(samples))
+	all := func(f Failure) ([]float64, []Failure) {
+		for i := range fs {
+			fs[i] = f
+		}
+		return vs, fs
+	}
+	abandon := func() {
+		if stray == nil {
+			return
+		}
+		stray.Add(1)
+		if !state.CompareAndSwap(0, 2) {
+			stray.Add(-1) // it returned meanwhile
+		}
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case o := <-done:
+		switch {
+		case o.panicked:
+			return all(Panicked)
+		case o.err != nil || len(o.vs) != len(samples):
+			return all(Errored)
+		}
+		for i, v := range o.vs {
+			if math.Abs(v) <= MaxScore {
+				vs[i] = v
+			} else {
+				fs[i] = NonFinite
+			}
+		}
+		return vs, fs
+	case <-timer.C:
+		abandon()
+		return all(TimedOut)
+	case <-ctx.Done():
+		abandon()
+		return all(TimedOut)
 	}
 }
 

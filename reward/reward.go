@@ -23,6 +23,17 @@ type Sample struct {
 	// trainer and grpo.Evaluate fill them. Token-based rewards
 	// (SoftOverlongPunishment, RepetitionPenalty) read them.
 	CompletionIDs []int32
+	// Messages is the prompt as chat messages when the example is a
+	// conversation (nil for a plain-text prompt; Prompt is then the text of
+	// the last message). A reward model renders them, with the completion
+	// as the assistant's turn, through its own chat template.
+	Messages []Message
+}
+
+// Message is one turn of a conversational prompt.
+type Message struct {
+	Role    string // "system", "user" or "assistant"
+	Content string
 }
 
 // Scorer is for rewards that need more than Func's three strings.

@@ -116,6 +116,10 @@ func memoryRequest(c *runConfig) (memplan.Request, error) {
 		req.LoRARank, req.Storage, req.DoubleQuant = c.Model.LoraR, opts.Storage, opts.DoubleQuant
 		req.LoRATargets = c.Model.LoraTargetModules
 	}
+	tokens := cmp.Or(longest, c.MaxPromptLength, 512) + c.MaxCompletionLength // as the trainer plans
+	if req.Extra, err = rewardModelMemory(c.Rewards, c.Config.EffectiveGenerationBatchSize(), tokens); err != nil {
+		return memplan.Request{}, err
+	}
 	return req, nil
 }
 

@@ -103,7 +103,7 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 	if s.train, s.eval, err = loadData(c); err != nil {
 		return nil, err
 	}
-	if s.rewards, err = buildRewards(c.Rewards); err != nil {
+	if s.rewards, err = buildRewards(withChatVars(c.Rewards, c.ChatTemplateKwargs)); err != nil {
 		return nil, err
 	}
 	if t := c.Model.Tiny; t != nil {

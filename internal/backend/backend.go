@@ -114,9 +114,10 @@ func New(config string) (b backends.Backend, err error) {
 		}
 	}()
 	if name == simplego.BackendName {
-		installGemm()    // fast f32 DotGeneral; see simplego_gemm.go
-		installFastOps() // fast f32 broadcasting ops; see simplego_elementwise.go
-		installOpTrace() // only after EnableOpTrace; see optrace.go
+		installGemm()      // fast f32 DotGeneral; see simplego_gemm.go
+		installFastOps()   // fast f32 broadcasting ops; see simplego_elementwise.go
+		installRoundBF16() // bf16 ops in f32, rounded to nearest even; see simplego_bf16.go
+		installOpTrace()   // only after EnableOpTrace; see optrace.go
 	}
 	b, err = backends.NewWithConfig(config)
 	if err != nil {

@@ -187,8 +187,8 @@ var topLevel = map[string]rule{
 	"dataset_test_split":        elsewhere(whyDataset),
 	"dataset_streaming":         elsewhere(whyDataset),
 	"dataset_mixture":           elsewhere(whyDataset),
-	"reward_funcs":              elsewhere("rewards are Go functions: in grpokit's config the built-ins are listed under rewards: (exact, numeric, tags, ...; TRL's think_format_reward, get_soft_overlong_punishment and get_repetition_penalty_reward are think_format, soft_overlong_punishment and repetition_penalty)"),
-	"reward_model_name_or_path": elsewhere("reward models are not supported: rewards are Go functions"),
+	"reward_funcs":              elsewhere("rewards are Go functions: in grpokit's config the built-ins are listed under rewards: (exact, numeric, tags, ...; TRL's think_format_reward, get_soft_overlong_punishment and get_repetition_penalty_reward are think_format, soft_overlong_punishment and repetition_penalty; a reward model, a …ForSequenceClassification folder, is {type: reward_model, path: FOLDER})"),
+	"reward_model_name_or_path": elsewhere("a reward model goes under rewards: as {type: reward_model, path: FOLDER} (a …ForSequenceClassification folder with its tokenizer)"),
 }
 
 func init() {
