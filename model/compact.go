@@ -1,0 +1,210 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/grpokit/grpokit/internal/backend"
+	"github.com/grpokit/grpokit/internal/gemm"
+)
+
+// compact.go: finished rows leave the decode batch.
+//
+// Every row of a decode step costs the same whether its completion has
+// stopped or not, and GRPO's completions stop at very different lengths.
+// When enough rows have stopped, Generate gathers the live rows' KV caches
+// (and, with shared prompt caches, the prompts of the groups that still
+// have live rows) into a smaller batch, so that the step's cost follows the
+// live rows. Sampling is untouched: the sampler keeps Generate's rows in
+// their order and draws its random numbers for the unfinished ones as
+// before; only the device batch changes.
+//
+// The tokens must not change, so neither may the logits: every op of a
+// decode step computes a row from that row alone, and the products sum each
+// output in an order that depends only on the number of rows of their left
+// operand's class (gemm.RowClass). A smaller batch is therefore chosen only
+// within the class of the batch it replaces: for the weights' products (as
+// many rows as the batch) and, with shared prompt caches, for the prompt
+// attention's products (group width × query heads per KV head rows).
+// TestCompactionKeepsTokens holds compacted generation to uncompacted,
+// logits bit for bit.
+
+// noCompaction, for tests, keeps every row in the batch to the end.
+var noCompaction bool
+
+// batchLayout maps a decode step's batch rows to Generate's rows: batch
+// row j decodes row rows[j]. With shared prompt caches the batch is
+// len(groups) groups of equal width, group k (rows [k·w, (k+1)·w)) the
+// rows of prompt groups[k], its prompt cache the k-th.
+type batchLayout struct {
+	rows   []int
+	groups []int // nil without shared prompt caches
+}
+
+// identityLayout is the batch of Generate's n rows in order (p prompts'
+// groups when shared).
+func identityLayout(n, p int, shared bool) batchLayout {
+	l := batchLayout{rows: make([]int, n)}
+	for i := range l.rows {
+		l.rows[i] = i
+	}
+	if shared {
+		l.groups = make([]int, p)
+		for i := range l.groups {
+			l.groups[i] = i
+		}
+	}
+	return l
+}
+
+// width is the rows per group (shared prompt caches).
+func (l batchLayout) width() int { return len(l.rows) / len(l.groups) }
+
+// compacts reports whether Generate may drop finished rows from its batch:
+// on the go backend in float32, whose products' summation orders
+// gemm.RowClass describes.
+func (m *Model) compacts() bool {
+	return !noCompaction && backend.IsGo(m.backend) && m.Compute() == dtypes.Float32
+}
+
+// sizeRung reports whether a batch (or group) of n rows is one to compact
+// to in class c: a power of two, or the smallest size of the class. Few
+// sizes mean few compiled decode graphs.
+func sizeRung(n int, class func(int) int) bool {
+	return n&(n-1) == 0 || (n > 1 && class(n-1) != class(n))
+}
+
+// planCompaction returns a batch holding every row of cur that live marks
+// (by Generate's row), at most half of cur's rows and in the row classes
+// of cur, or ok false when there is none. rep is the query heads per KV
+// head (shared prompt caches: the prompt products have width·rep rows);
+// class is gemm.RowClass. Rows keep their order; a group with fewer live
+// rows than the new width (a rung, or the old width) is filled with
+// finished rows of its prompt, and groups with no live row leave unless a
+// class needs them.
+func planCompaction(cur batchLayout, live []bool, rep int, class func(int) int) (next batchLayout, ok bool) {
+	B := len(cur.rows)
+	if cur.groups == nil {
+		var keep, fill []int
+		for _, r := range cur.rows {
+			if live[r] {
+				keep = append(keep, r)
+			} else {
+				fill = append(fill, r)
+			}
+		}
+		for b := max(len(keep), 1); 2*b <= B; b++ {
+			if class(b) == class(B) && sizeRung(b, class) {
+				return batchLayout{rows: append(keep, fill[:b-len(keep)]...)}, true
+			}
+		}
+		return batchLayout{}, false
+	}
+	w := cur.width()
+	type group struct{ keep, fill []int }
+	var kept, dead []group
+	var keptIdx, deadIdx []int
+	most := 0
+	for k, p := range cur.groups {
+		var g group
+		for _, r := range cur.rows[k*w : (k+1)*w] {
+			if live[r] {
+				g.keep = append(g.keep, r)
+			} else {
+				g.fill = append(g.fill, r)
+			}
+		}
+		if len(g.keep) == 0 {
+			dead, deadIdx = append(dead, g), append(deadIdx, p)
+			continue
+		}
+		kept, keptIdx = append(kept, g), append(keptIdx, p)
+		most = max(most, len(g.keep))
+	}
+	bestW, bestP := 0, 0
+	for nw := max(most, 1); nw <= w; nw++ {
+		if class(nw*rep) != class(w*rep) || (nw != w && !sizeRung(nw, func(n int) int { return class(n * rep) })) {
+			continue
+		}
+		for np := max(len(kept), 1); np <= len(cur.groups); np++ {
+			if b := np * nw; 2*b <= B && class(b) == class(B) && (bestW == 0 || b < bestW*bestP) {
+				bestW, bestP = nw, np
+			}
+		}
+	}
+	if bestW == 0 {
+		return batchLayout{}, false
+	}
+	groups := append(append([]group{}, kept...), dead[:bestP-len(kept)]...)
+	next.groups = append(append([]int{}, keptIdx...), deadIdx[:bestP-len(kept)]...)
+	for _, g := range groups {
+		next.rows = append(next.rows, g.keep...)
+		next.rows = append(next.rows, g.fill[:bestW-len(g.keep)]...)
+	}
+	return next, true
+}
+
+// compactCaches gathers the rows of next (and its groups' prompt caches)
+// from the caches of cur, finalizing the old caches: caches are each
+// layer's row caches, prefix the shared prompt caches (prefillGraph).
+func (m *Model) compactCaches(cur, next batchLayout, caches, prefix []*tensors.Tensor) (newCaches, newPrefix []*tensors.Tensor, err error) {
+	at := make(map[int]int32, len(cur.rows)) // Generate's row → its row in cur
+	for j, r := range cur.rows {
+		at[r] = int32(j)
+	}
+	rows := make([]int32, len(next.rows))
+	for j, r := range next.rows {
+		rows[j] = at[r]
+	}
+	groups := []int32{0}
+	if next.groups != nil {
+		gat := make(map[int]int32, len(cur.groups))
+		for k, p := range cur.groups {
+			gat[p] = int32(k)
+		}
+		groups = make([]int32, len(next.groups))
+		for k, p := range next.groups {
+			groups[k] = gat[p]
+		}
+	}
+	e, err := m.exec("compact", func(ctx *mlctx.Context, in []*Node) []*Node {
+		rows, groups := ExpandAxes(in[0], -1), ExpandAxes(in[1], -1)
+		var out []*Node
+		for i, c := range in[2:] {
+			idx := rows
+			if i >= len(caches) {
+				idx = groups
+			}
+			out = append(out, Gather(c, idx))
+		}
+		return out
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	args := []any{tensors.FromFlatDataAndDimensions(rows, len(rows)), tensors.FromFlatDataAndDimensions(groups, len(groups))}
+	for _, c := range caches {
+		args = append(args, c)
+	}
+	for _, c := range prefix {
+		args = append(args, c)
+	}
+	res, err := e.Exec(args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("model: generate: dropping finished rows: %w", err)
+	}
+	for _, c := range caches {
+		c.FinalizeAll()
+	}
+	for _, c := range prefix {
+		c.FinalizeAll()
+	}
+	return res[:len(caches)], res[len(caches):], nil
+}
+
+// rowClass is the class of a product with n rows of A (gemm.RowClass).
+func rowClass(n int) int { return gemm.RowClass(n) }
