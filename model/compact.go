@@ -33,9 +33,6 @@ import (
 // TestCompactionKeepsTokens holds compacted generation to uncompacted,
 // logits bit for bit.
 
-// noCompaction, for tests, keeps every row in the batch to the end.
-var noCompaction bool
-
 // batchLayout maps a decode step's batch rows to Generate's rows: batch
 // row j decodes row rows[j]. With shared prompt caches the batch is
 // len(groups) groups of equal width, group k (rows [k·w, (k+1)·w)) the
@@ -68,7 +65,7 @@ func (l batchLayout) width() int { return len(l.rows) / len(l.groups) }
 // on the go backend in float32, whose products' summation orders
 // gemm.RowClass describes.
 func (m *Model) compacts() bool {
-	return !noCompaction && backend.IsGo(m.backend) && m.Compute() == dtypes.Float32
+	return backend.IsGo(m.backend) && m.Compute() == dtypes.Float32
 }
 
 // sizeRung reports whether a batch (or group) of n rows is one to compact

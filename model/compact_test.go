@@ -152,8 +152,8 @@ func TestCompactionKeepsTokens(t *testing.T) {
 				batches []int       // the batch's rows after each compaction
 			}
 			gen := func(compact bool) run {
-				noCompaction, noSharedPrompt = !compact, !tc.shared
-				defer func() { noCompaction, noSharedPrompt = false, false }()
+				noSharedPrompt = !tc.shared
+				defer func() { noSharedPrompt = false }()
 				m, err := Load(g.dir, nil)
 				if err != nil {
 					t.Fatal(err)
@@ -163,7 +163,7 @@ func TestCompactionKeepsTokens(t *testing.T) {
 				}
 				var r run
 				cfg := tc.gen
-				cfg.MaxNewTokens, cfg.NumGenerations = 40, G
+				cfg.MaxNewTokens, cfg.NumGenerations, cfg.KeepFinishedRows = 40, G, !compact
 				if !tc.greedy {
 					cfg.StopIDs = stops(m.cfg.VocabSize)
 				}

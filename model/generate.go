@@ -66,6 +66,13 @@ type GenerateConfig struct {
 	PadID int
 	// Constraint, if set, restricts every next token (constrained decoding).
 	Constraint Constraint
+	// KeepFinishedRows keeps every row in the decode batch until the last
+	// one stops. By default, on the go backend in float32, rows that have
+	// stopped leave the batch once at most half of it is live, so that a
+	// step costs what the live rows cost; the tokens are the same either
+	// way (only a batch whose products sum every row in the same order is
+	// chosen), so this is for measuring what dropping them saves.
+	KeepFinishedRows bool
 
 	// onStep, for tests, sees the raw logits [N*V] that chose each step's tokens.
 	onStep func(step int, logits []float32)
@@ -193,7 +200,7 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 	var maskBuf, rowMask []int32
 	// The decode batch's rows (compact.go): all of them until enough stop.
 	lay := identityLayout(N, len(prompts), shared)
-	compacts, live, nLive := m.compacts(), make([]bool, N), N
+	compacts, live, nLive := m.compacts() && !cfg.KeepFinishedRows, make([]bool, N), N
 	for step := 0; ; step++ {
 		if cfg.onCaches != nil {
 			cfg.onCaches(step, caches)
