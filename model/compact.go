@@ -69,15 +69,22 @@ func (m *Model) compacts() bool {
 }
 
 // sizeRung reports whether a batch (or group) of n rows is one to compact
-// to in class c: a power of two, or the smallest size of the class. Few
-// sizes mean few compiled decode graphs.
+// to: a power of two, or the smallest size of its class. Few sizes mean
+// few compiled decode graphs.
 func sizeRung(n int, class func(int) int) bool {
-	return n&(n-1) == 0 || (n > 1 && class(n-1) != class(n))
+	return n&(n-1) == 0 || classFloor(n, class)
 }
 
+// classFloor reports whether n is the smallest size of its class.
+func classFloor(n int, class func(int) int) bool { return n > 1 && class(n-1) != class(n) }
+
+// smallEnough reports whether a batch of b rows is worth gathering in place
+// of one of B: at most three quarters of it.
+func smallEnough(b, B int) bool { return 4*b <= 3*B }
+
 // planCompaction returns a batch holding every row of cur that live marks
-// (by Generate's row), at most half of cur's rows and in the row classes
-// of cur, or ok false when there is none. rep is the query heads per KV
+// (by Generate's row), small enough to be worth it (smallEnough) and in the
+// row classes of cur, or ok false when there is none. rep is the query heads per KV
 // head (shared prompt caches: the prompt products have width·rep rows);
 // class is gemm.RowClass. Rows keep their order; a group with fewer live
 // rows than the new width (a rung, or the old width) is filled with
@@ -94,8 +101,8 @@ func planCompaction(cur batchLayout, live []bool, rep int, class func(int) int) 
 				fill = append(fill, r)
 			}
 		}
-		for b := max(len(keep), 1); 2*b <= B; b++ {
-			if class(b) == class(B) && sizeRung(b, class) {
+		for b := max(len(keep), 1); smallEnough(b, B); b++ {
+			if class(b) == class(B) && sizeRung(b, class) && smallEnough(b, B) {
 				return batchLayout{rows: append(keep, fill[:b-len(keep)]...)}, true
 			}
 		}
@@ -128,7 +135,7 @@ func planCompaction(cur batchLayout, live []bool, rep int, class func(int) int) 
 			continue
 		}
 		for np := max(len(kept), 1); np <= len(cur.groups); np++ {
-			if b := np * nw; 2*b <= B && class(b) == class(B) && (bestW == 0 || b < bestW*bestP) {
+			if b := np * nw; smallEnough(b, B) && class(b) == class(B) && (bestW == 0 || b < bestW*bestP) {
 				bestW, bestP = nw, np
 			}
 		}

@@ -96,6 +96,7 @@ func run(args []string, w io.Writer) error {
 	checkpointing := fs.Bool("gradient-checkpointing", false, "recompute each decoder layer in the backward pass (grpo.Config.GradientCheckpointing)")
 	opTrace := fs.Bool("opstats", false, "trace every op of the timed steps' training parts and print where cores idle, by op (must come before any other use of the go backend in the process)")
 	compare := fs.Bool("compare", true, "varlen: also time one generation with finished rows dropped and one with them kept")
+	genOnly := fs.Bool("genonly", false, "only varlen's generation with finished rows dropped against kept, after a first (compiling) round (no training)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -147,6 +148,22 @@ func run(args []string, w io.Writer) error {
 	sched := &schedPolicy{LMPolicy: lm, m: m}
 	if v.varlen {
 		policy = sched
+	}
+	if *genOnly {
+		if !v.varlen {
+			return fmt.Errorf("-genonly needs -variant varlen")
+		}
+		examples := make([]dataset.Example, v.prompts)
+		for i := range examples {
+			examples[i] = dataset.Example{PromptIDs: promptIDs(i, v.promptLen, m.Config().VocabSize), Answer: strconv.Itoa(i)}
+		}
+		fmt.Fprintf(w, "grpokit varlen generation: %s, %d prompts × G=%d of %d tokens, LoRA r=16; gemm kernels %v, GOMAXPROCS=%d, %s\nfirst round (compiles): ",
+			shapeName, v.prompts, v.g, v.promptLen, gemm.Active(), runtime.GOMAXPROCS(0), cpuModel())
+		if err := compareCompaction(w, sched, examples, v); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "second round: ")
+		return compareCompaction(w, sched, examples, v)
 	}
 	cfg := grpo.DefaultConfig()
 	cfg.NumGenerations = v.g
