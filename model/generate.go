@@ -68,10 +68,12 @@ type GenerateConfig struct {
 	Constraint Constraint
 	// KeepFinishedRows keeps every row in the decode batch until the last
 	// one stops. By default, on the go backend in float32, rows that have
-	// stopped leave the batch once at most half of it is live, so that a
-	// step costs what the live rows cost; the tokens are the same either
-	// way (only a batch whose products sum every row in the same order is
-	// chosen), so this is for measuring what dropping them saves.
+	// stopped leave the batch: once a batch of at most three quarters the
+	// size can hold the rows still running, their KV caches are gathered
+	// into it, so that a step costs about what the live rows cost. The
+	// tokens are the same either way (only a batch whose products sum
+	// every row in the same order is chosen), so this is for measuring
+	// what dropping them saves.
 	KeepFinishedRows bool
 
 	// onStep, for tests, sees the raw logits [N*V] that chose each step's tokens.
