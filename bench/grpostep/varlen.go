@@ -146,18 +146,18 @@ func toInt32(xs []int) []int32 {
 // checks that both give the same tokens.
 func compareCompaction(w io.Writer, p *schedPolicy, examples []dataset.Example, v variant) error {
 	opts := grpo.GenerateOptions{MaxPromptLength: v.promptLen, MaxCompletionLength: v.newTokens, Temperature: 1, Seed: 1}
-	gen := func(keep bool) ([]grpo.Completion, float64, error) {
+	gen := func(keep bool) ([]grpo.Completion, float64, float64, error) {
 		p.keep = keep
 		defer func() { p.keep = false }()
-		t0 := time.Now()
+		t0, c0 := time.Now(), cpuTime()
 		out, err := p.Generate(context.Background(), examples, v.g, opts)
-		return out, time.Since(t0).Seconds(), err
+		return out, time.Since(t0).Seconds(), cpuTime() - c0, err
 	}
-	dropped, td, err := gen(false)
+	dropped, td, cd, err := gen(false)
 	if err != nil {
 		return err
 	}
-	kept, tk, err := gen(true)
+	kept, tk, ck, err := gen(true)
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func compareCompaction(w io.Writer, p *schedPolicy, examples []dataset.Example, 
 		tokens += len(dropped[i].IDs)
 		longest = max(longest, len(dropped[i].IDs))
 	}
-	fmt.Fprintf(w, "generation of %d completions (%d tokens, the longest %d): finished rows dropped %.2f s, kept %.2f s: %.2f× (same tokens)\n",
-		len(dropped), tokens, longest, td, tk, tk/td)
+	fmt.Fprintf(w, "generation of %d completions (%d tokens, the longest %d): finished rows dropped %.2f s, kept %.2f s: %.2f× (same tokens; CPU s, all threads: %.2f and %.2f, %.2f×)\n",
+		len(dropped), tokens, longest, td, tk, tk/td, cd, ck, ck/cd)
 	return nil
 }
