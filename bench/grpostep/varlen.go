@@ -68,9 +68,14 @@ func (p *schedPolicy) Generate(ctx context.Context, prompts []dataset.Example, n
 		}
 	}
 	eos := p.m.Config().EOSTokenIDs[0]
+	topP := opts.TopP
+	if topP >= 1 {
+		topP = 0
+	}
 	gen, err := p.m.Generate(ctx, ids, model.GenerateConfig{
 		MaxNewTokens: opts.MaxCompletionLength, NumGenerations: n,
-		Temperature: opts.Temperature, TopK: opts.TopK, Seed: opts.Seed,
+		Temperature: opts.Temperature, TopK: opts.TopK, TopP: topP, MinP: opts.MinP,
+		RepetitionPenalty: opts.RepetitionPenalty, Seed: opts.Seed,
 		Constraint:       newStopSchedule(want, eos, p.m.Config().VocabSize),
 		KeepFinishedRows: p.keep,
 	})
