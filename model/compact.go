@@ -69,10 +69,17 @@ func (m *Model) compacts() bool {
 }
 
 // sizeRung reports whether a batch (or group) of n rows is one to compact
-// to: a power of two, or the smallest size of its class. Few sizes mean
-// few compiled decode graphs.
+// to: a power of two or three times one (1, 2, 3, 4, 6, 8, 12, 16, 24, …),
+// or the smallest size of its class. Few sizes mean few compiled decode
+// graphs.
 func sizeRung(n int, class func(int) int) bool {
-	return n&(n-1) == 0 || classFloor(n, class)
+	if classFloor(n, class) {
+		return true
+	}
+	if n%3 == 0 {
+		n /= 3
+	}
+	return n&(n-1) == 0
 }
 
 // classFloor reports whether n is the smallest size of its class.

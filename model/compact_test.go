@@ -41,9 +41,13 @@ func TestPlanCompaction(t *testing.T) {
 	}{
 		{"half live: the live rows", identityLayout(8, 0, false), liveOf(8, 1, 4, 6, 7), 1, oneClass,
 			batchLayout{rows: []int{1, 4, 6, 7}}, true},
-		{"three live: four rows, a finished one fills", identityLayout(8, 0, false), liveOf(8, 2, 3, 5), 1, oneClass,
-			batchLayout{rows: []int{2, 3, 5, 0}}, true},
-		{"five of eight live: nothing", identityLayout(8, 0, false), liveOf(8, 0, 1, 2, 3, 4), 1, oneClass, batchLayout{}, false},
+		{"three live: three rows", identityLayout(8, 0, false), liveOf(8, 2, 3, 5), 1, oneClass,
+			batchLayout{rows: []int{2, 3, 5}}, true},
+		{"five of eight live: six rows, a finished one fills", identityLayout(8, 0, false), liveOf(8, 0, 1, 2, 4, 7), 1, oneClass,
+			batchLayout{rows: []int{0, 1, 2, 4, 7, 3}}, true},
+		{"seven of eight live: nothing", identityLayout(8, 0, false), liveOf(8, 0, 1, 2, 3, 4, 5, 6), 1, oneClass, batchLayout{}, false},
+		{"five of sixteen live: six, not five", identityLayout(16, 0, false), liveOf(16, 1, 3, 5, 7, 9), 1, oneClass,
+			batchLayout{rows: []int{1, 3, 5, 7, 9, 0}}, true},
 		{"from a compacted batch", batchLayout{rows: []int{1, 4, 6, 7}}, liveOf(8, 6), 1, oneClass,
 			batchLayout{rows: []int{6}}, true},
 		{"32 rows of AVX-512: 17, the class's smallest (16 would change the sums)", identityLayout(32, 0, false), liveOf(32, 3), 1, avx512Classes,
@@ -61,8 +65,8 @@ func TestPlanCompaction(t *testing.T) {
 			// 8·4 = 32 query rows (class 1): width 5 is the class's smallest (20 rows).
 			batchLayout{rows: []int{0, 1, 2, 3, 4, 8, 9, 10, 11, 12}, groups: []int{0, 1}}, true},
 		{"groups: a dead group fills the batch to its class", identityLayout(32, 4, true), liveOf(32, 0), 2, avx512Classes,
-			// The batch of 32 is class 1 (≥ 17 rows): three groups of 8.
-			batchLayout{rows: seq(0, 24), groups: []int{0, 1, 2}}, true},
+			// The batch of 32 is class 1 (≥ 17 rows): three groups of 6.
+			batchLayout{rows: append(seq(0, 6), append(seq(8, 14), seq(16, 22)...)...), groups: []int{0, 1, 2}}, true},
 		{"groups: whole groups leave, the width stays", identityLayout(15, 3, true), liveOf(15, 5, 6, 7, 8, 9), 1, oneClass,
 			batchLayout{rows: []int{5, 6, 7, 8, 9}, groups: []int{1}}, true},
 		{"groups: several kept groups", batchLayout{rows: []int{0, 1, 2, 3, 8, 9, 10, 11}, groups: []int{0, 2}}, liveOf(16, 2, 9), 2, oneClass,
