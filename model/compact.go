@@ -4,9 +4,8 @@ import (
 	"fmt"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
-	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/grpokit/grpokit/internal/backend"
 	"github.com/grpokit/grpokit/internal/gemm"
@@ -182,39 +181,42 @@ func (m *Model) compactCaches(cur, next batchLayout, caches, prefix []*tensors.T
 			groups[k] = gat[p]
 		}
 	}
-	e, err := m.exec("compact", func(ctx *mlctx.Context, in []*Node) []*Node {
-		rows, groups := ExpandAxes(in[0], -1), ExpandAxes(in[1], -1)
-		var out []*Node
-		for i, c := range in[2:] {
-			idx := rows
-			if i >= len(caches) {
-				idx = groups
-			}
-			out = append(out, Gather(c, idx))
+	newCaches = make([]*tensors.Tensor, len(caches))
+	for i, c := range caches {
+		if newCaches[i], err = gatherRows(c, rows); err != nil {
+			return nil, nil, err
 		}
-		return out
+	}
+	newPrefix = make([]*tensors.Tensor, len(prefix))
+	for i, c := range prefix {
+		if newPrefix[i], err = gatherRows(c, groups); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, c := range append(caches, prefix...) {
+		c.FinalizeAll()
+	}
+	return newCaches, newPrefix, nil
+}
+
+// gatherRows returns the float32 tensor of t's leading-axis rows in the
+// given order: one copy per row on the host (SimpleGo's Gather moves one
+// element at a time, about ten times slower for the caches).
+func gatherRows(t *tensors.Tensor, rows []int32) (out *tensors.Tensor, err error) {
+	d := t.Shape().Dimensions
+	n := t.Shape().Size() / d[0]
+	out = tensors.FromShape(shapes.Make(t.DType(), append([]int{len(rows)}, d[1:]...)...))
+	err = tensors.ConstFlatData(t, func(src []float32) {
+		tensors.MutableFlatData(out, func(dst []float32) {
+			for j, r := range rows {
+				copy(dst[j*n:(j+1)*n], src[int(r)*n:(int(r)+1)*n])
+			}
+		})
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("model: generate: dropping finished rows: %w", err)
 	}
-	args := []any{tensors.FromFlatDataAndDimensions(rows, len(rows)), tensors.FromFlatDataAndDimensions(groups, len(groups))}
-	for _, c := range caches {
-		args = append(args, c)
-	}
-	for _, c := range prefix {
-		args = append(args, c)
-	}
-	res, err := e.Exec(args...)
-	if err != nil {
-		return nil, nil, fmt.Errorf("model: generate: dropping finished rows: %w", err)
-	}
-	for _, c := range caches {
-		c.FinalizeAll()
-	}
-	for _, c := range prefix {
-		c.FinalizeAll()
-	}
-	return res[:len(caches)], res[len(caches):], nil
+	return out, nil
 }
 
 // rowClass is the class of a product with n rows of A (gemm.RowClass).
