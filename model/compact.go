@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -162,35 +163,23 @@ func planCompaction(cur batchLayout, live []bool, rep int, class func(int) int) 
 // from the caches of cur, finalizing the old caches: caches are each
 // layer's row caches, prefix the shared prompt caches (prefillGraph).
 func (m *Model) compactCaches(cur, next batchLayout, caches, prefix []*tensors.Tensor) (newCaches, newPrefix []*tensors.Tensor, err error) {
-	at := make(map[int]int32, len(cur.rows)) // Generate's row → its row in cur
-	for j, r := range cur.rows {
-		at[r] = int32(j)
-	}
-	rows := make([]int32, len(next.rows))
-	for j, r := range next.rows {
-		rows[j] = at[r]
-	}
-	groups := []int32{0}
-	if next.groups != nil {
-		gat := make(map[int]int32, len(cur.groups))
-		for k, p := range cur.groups {
-			gat[p] = int32(k)
+	rows, groups := indexIn(cur.rows, next.rows), indexIn(cur.groups, next.groups)
+	for i, c := range append(slices.Clone(caches), prefix...) {
+		idx := rows
+		if i >= len(caches) {
+			idx = groups
 		}
-		groups = make([]int32, len(next.groups))
-		for k, p := range next.groups {
-			groups[k] = gat[p]
-		}
-	}
-	newCaches = make([]*tensors.Tensor, len(caches))
-	for i, c := range caches {
-		if newCaches[i], err = gatherRows(c, rows); err != nil {
+		g, err := gatherRows(c, idx)
+		if err != nil {
+			for _, t := range append(newCaches, newPrefix...) {
+				t.FinalizeAll()
+			}
 			return nil, nil, err
 		}
-	}
-	newPrefix = make([]*tensors.Tensor, len(prefix))
-	for i, c := range prefix {
-		if newPrefix[i], err = gatherRows(c, groups); err != nil {
-			return nil, nil, err
+		if i < len(caches) {
+			newCaches = append(newCaches, g)
+		} else {
+			newPrefix = append(newPrefix, g)
 		}
 	}
 	for _, c := range append(caches, prefix...) {
@@ -199,17 +188,30 @@ func (m *Model) compactCaches(cur, next batchLayout, caches, prefix []*tensors.T
 	return newCaches, newPrefix, nil
 }
 
+// indexIn returns the index in from of each element of to (all present).
+func indexIn(from, to []int) []int {
+	at := make(map[int]int, len(from))
+	for i, x := range from {
+		at[x] = i
+	}
+	out := make([]int, len(to))
+	for i, x := range to {
+		out[i] = at[x]
+	}
+	return out
+}
+
 // gatherRows returns the float32 tensor of t's leading-axis rows in the
 // given order: one copy per row on the host (SimpleGo's Gather moves one
 // element at a time, about ten times slower for the caches).
-func gatherRows(t *tensors.Tensor, rows []int32) (out *tensors.Tensor, err error) {
+func gatherRows(t *tensors.Tensor, rows []int) (out *tensors.Tensor, err error) {
 	d := t.Shape().Dimensions
 	n := t.Shape().Size() / d[0]
 	out = tensors.FromShape(shapes.Make(t.DType(), append([]int{len(rows)}, d[1:]...)...))
 	err = tensors.ConstFlatData(t, func(src []float32) {
 		tensors.MutableFlatData(out, func(dst []float32) {
 			for j, r := range rows {
-				copy(dst[j*n:(j+1)*n], src[int(r)*n:(int(r)+1)*n])
+				copy(dst[j*n:(j+1)*n], src[r*n:(r+1)*n])
 			}
 		})
 	})

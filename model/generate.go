@@ -235,10 +235,12 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 			if n < nLive {
 				nLive = n
 				if smaller, ok := planCompaction(lay, live, m.cfg.NumAttentionHeads/m.cfg.NumKeyValueHeads, rowClass); ok {
-					if caches, prefix, err = m.compactCaches(lay, smaller, caches, prefix); err != nil {
+					// On error the old caches stay, for the deferred finalize.
+					c, p, err := m.compactCaches(lay, smaller, caches, prefix)
+					if err != nil {
 						return nil, err
 					}
-					lay = smaller
+					caches, prefix, lay = c, p, smaller
 					if cfg.onCompact != nil {
 						cfg.onCompact(step, lay)
 					}
