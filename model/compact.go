@@ -91,12 +91,12 @@ func smallEnough(b, B int) bool { return 4*b <= 3*B }
 
 // planCompaction returns a batch holding every row of cur that live marks
 // (by Generate's row), small enough to be worth it (smallEnough) and in the
-// row classes of cur, or ok false when there is none. rep is the query heads per KV
-// head (shared prompt caches: the prompt products have width·rep rows);
-// class is gemm.RowClass. Rows keep their order; a group with fewer live
-// rows than the new width (a rung, or the old width) is filled with
-// finished rows of its prompt, and groups with no live row leave unless a
-// class needs them.
+// row classes of cur, or ok false when there is none. rep is the query
+// heads per KV head (with shared prompt caches the prompt products have
+// width·rep rows); class is gemm.RowClass. Rows keep their order; a group
+// with fewer live rows than the new width (a rung, or the old width) is
+// filled with finished rows of its prompt, and groups with no live row
+// leave unless a class needs them.
 func planCompaction(cur batchLayout, live []bool, rep int, class func(int) int) (next batchLayout, ok bool) {
 	B := len(cur.rows)
 	if cur.groups == nil {
@@ -109,7 +109,7 @@ func planCompaction(cur batchLayout, live []bool, rep int, class func(int) int) 
 			}
 		}
 		for b := max(len(keep), 1); smallEnough(b, B); b++ {
-			if class(b) == class(B) && sizeRung(b, class) && smallEnough(b, B) {
+			if class(b) == class(B) && sizeRung(b, class) {
 				return batchLayout{rows: append(keep, fill[:b-len(keep)]...)}, true
 			}
 		}
