@@ -95,7 +95,14 @@
 // multiples of 256), prefills once, shares each prompt's KV cache among its
 // NumGenerations completions, and runs one compiled decode step per token
 // over a fixed-size cache written with Where(Iota == pos, new, cache)
-// (DynamicUpdateSlice on backends that have it).
+// (DynamicUpdateSlice on backends that have it). On the go backend in
+// float32, completions that have stopped leave the decode batch: once a
+// batch of at most three quarters the size can hold the rows still
+// running, their caches are gathered into it, so a step costs about what
+// the live rows cost.
+// The tokens are the same bit for bit (the smaller batch is one whose
+// matrix products sum every row in the same order); KeepFinishedRows turns
+// it off.
 // Sampling (temperature, top-k, top-p, seeded) and constraints
 // (ConstraintFunc, NewTrie) run on the host from the last logits. The
 // attached adapter is used, so GRPO samples from the policy being trained.

@@ -66,12 +66,24 @@ type GenerateConfig struct {
 	PadID int
 	// Constraint, if set, restricts every next token (constrained decoding).
 	Constraint Constraint
+	// KeepFinishedRows keeps every row in the decode batch until the last
+	// one stops. By default, on the go backend in float32, rows that have
+	// stopped leave the batch: once a batch of at most three quarters the
+	// size can hold the rows still running, their KV caches are gathered
+	// into it, so that a step costs about what the live rows cost. The
+	// tokens are the same either way (only a batch whose products sum
+	// every row in the same order is chosen), so this is for measuring
+	// what dropping them saves.
+	KeepFinishedRows bool
 
 	// onStep, for tests, sees the raw logits [N*V] that chose each step's tokens.
 	onStep func(step int, logits []float32)
 	// onCaches, for tests, sees the KV caches after prefill (step 0) and
 	// after each decode step.
 	onCaches func(step int, caches []*tensors.Tensor)
+	// onCompact, for tests, sees each smaller batch before the decode step
+	// of the given step runs on it (compact.go).
+	onCompact func(step int, l batchLayout)
 }
 
 // Completion is one generated sequence.
@@ -187,7 +199,10 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 		}
 	}()
 	suffix := suffixSlots(0, S-Tp) // shared: the suffix caches' slots now
-	var maskBuf []int32
+	var maskBuf, rowMask []int32
+	// The decode batch's rows (compact.go): all of them until enough stop.
+	lay := identityLayout(N, len(prompts), shared)
+	compacts, live, nLive := m.compacts() && !cfg.KeepFinishedRows, make([]bool, N), N
 	for step := 0; ; step++ {
 		if cfg.onCaches != nil {
 			cfg.onCaches(step, caches)
@@ -209,6 +224,41 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 			kvmask[i*S+Tp+step] = 1
 			posNow[i] = int32(realLen[i] + step)
 		}
+		if compacts {
+			n := 0
+			for i := range N {
+				live[i] = !out[i].Stopped
+				if live[i] {
+					n++
+				}
+			}
+			if n < nLive {
+				nLive = n
+				if smaller, ok := planCompaction(lay, live, m.cfg.NumAttentionHeads/m.cfg.NumKeyValueHeads, rowClass); ok {
+					// On error the old caches stay, for the deferred finalize.
+					c, p, err := m.compactCaches(lay, smaller, caches, prefix)
+					if err != nil {
+						return nil, err
+					}
+					caches, prefix, lay = c, p, smaller
+					if cfg.onCompact != nil {
+						cfg.onCompact(step, lay)
+					}
+				}
+			}
+		}
+		B := len(lay.rows)
+		// The batch's rows of the inputs kept for all of Generate's rows.
+		bNext, bPos, bMask := next, posNow, kvmask
+		if B != N {
+			bNext, bPos = make([]int32, B), make([]int32, B)
+			rowMask = rowMask[:0]
+			for j, i := range lay.rows {
+				bNext[j], bPos[j] = next[i], posNow[i]
+				rowMask = append(rowMask, kvmask[i*S:(i+1)*S]...)
+			}
+			bMask = rowMask
+		}
 		at, width := Tp+step, S // the full caches' slot of this step's token, their slots
 		if shared {
 			if sx := suffixSlots(step, S-Tp); sx != suffix {
@@ -219,24 +269,24 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 			}
 			at, width = step, Tp+suffix
 		}
-		stepMask := kvmask
+		stepMask := bMask
 		if width != S {
 			// The prompt slots and the suffix slots so far.
 			maskBuf = maskBuf[:0]
-			for i := range N {
-				maskBuf = append(maskBuf, kvmask[i*S:i*S+width]...)
+			for i := range B {
+				maskBuf = append(maskBuf, bMask[i*S:i*S+width]...)
 			}
 			stepMask = maskBuf
 		}
 		args := []any{
-			tensors.FromFlatDataAndDimensions(slices.Clone(next), N, 1),
-			tensors.FromFlatDataAndDimensions(slices.Clone(posNow), N, 1),
-			tensors.FromFlatDataAndDimensions(slices.Clone(stepMask), N, width),
+			tensors.FromFlatDataAndDimensions(slices.Clone(bNext), B, 1),
+			tensors.FromFlatDataAndDimensions(slices.Clone(bPos), B, 1),
+			tensors.FromFlatDataAndDimensions(slices.Clone(stepMask), B, width),
 			tensors.FromScalar(int32(at)),
 		}
 		if sliding {
 			c := Tp + step
-			args = append(args, tensors.FromFlatDataAndDimensions(ringMask(kvmask, N, S, Wc, c), N, Wc),
+			args = append(args, tensors.FromFlatDataAndDimensions(ringMask(bMask, B, S, Wc, c), B, Wc),
 				tensors.FromScalar(int32(c%Wc)))
 		}
 		for i, p := 0, prefix; i < m.cfg.NumHiddenLayers; i++ {
@@ -262,7 +312,16 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 		caches = res[1:]
 		// Into the same slice every step: a fresh one (6 MB at batch 32 with
 		// a 49K vocabulary) cost more in page faults than the copy.
-		if err := tensors.ConstFlatData(res[0], func(flat []float32) { copy(logits, flat) }); err != nil {
+		// A batch row's logits go to its row (rows that left keep stale ones).
+		if err := tensors.ConstFlatData(res[0], func(flat []float32) {
+			if B == N {
+				copy(logits, flat)
+				return
+			}
+			for j, i := range lay.rows {
+				copy(logits[i*V:(i+1)*V], flat[j*V:(j+1)*V])
+			}
+		}); err != nil {
 			return nil, err
 		}
 		res[0].FinalizeAll()

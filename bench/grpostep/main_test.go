@@ -13,11 +13,11 @@ import (
 // from the fixture's step median, and the decode line of genheavy.
 func TestRunTiny(t *testing.T) {
 	torch := filepath.Join(t.TempDir(), "torch.json")
-	fixture := `{"info": "fixture", "seconds": {"first": 40, "step": 20, "generate": 5, "reward": 0.001, "train": 15, "step_cpu": 40, "decode": 0.05}, "memory": {"peak_rss_mb": 5000}}`
+	fixture := `{"info": "fixture", "seconds": {"first": 40, "step": 20, "generate": 5, "reward": 0.001, "train": 15, "step_cpu": 40, "decode": 0.05, "tokens_per_s": 90}, "memory": {"peak_rss_mb": 5000}}`
 	if err := os.WriteFile(torch, []byte(fixture), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []string{"full", "lora", "genheavy"} {
+	for _, v := range []string{"full", "lora", "genheavy", "varlen"} {
 		t.Run(v, func(t *testing.T) {
 			var out strings.Builder
 			if err := run([]string{"-tiny", "-variant", v, "-steps", "1", "-torch", torch}, &out); err != nil {
@@ -39,6 +39,13 @@ func TestRunTiny(t *testing.T) {
 			}
 			if v == "genheavy" && !strings.Contains(text, "of the memory-bandwidth bound") {
 				t.Errorf("genheavy report lacks the decode line:\n%s", text)
+			}
+			if v == "varlen" {
+				for _, re := range []string{`\| useful tokens/s +\| +[0-9.]+ \| +90\.0 \| +[0-9.]+× \|`, `finished rows dropped [0-9.]+ s, kept [0-9.]+ s: [0-9.]+× \(same tokens; CPU s`, `PyTorch keeps every row`} {
+					if !regexp.MustCompile(re).MatchString(text) {
+						t.Errorf("varlen report lacks %s:\n%s", re, text)
+					}
+				}
 			}
 		})
 	}
