@@ -65,7 +65,17 @@ type GenerateConfig struct {
 	// PadID fills the left padding of prompts. Default 0.
 	PadID int
 	// Constraint, if set, restricts every next token (constrained decoding).
+	// It is applied on the host (see Sampler).
 	Constraint Constraint
+	// Sampler says where the tokens are chosen: SampleAuto (the default)
+	// samples in the graph on an XLA backend and on the host on the
+	// pure-Go backend or with a Constraint. Both follow the same stages
+	// and draw from the same distribution, but not the same random
+	// numbers: equal seeds give equal outputs on one side only. Greedy
+	// decoding picks the same tokens on both.
+	Sampler SampleWhere
+	// LogProbs asks for each token's log-probability (Completion.LogProbs).
+	LogProbs bool
 
 	// onStep, for tests, sees the raw logits [N*V] that chose each step's tokens.
 	onStep func(step int, logits []float32)
@@ -80,6 +90,11 @@ type Completion struct {
 	Tokens []int
 	// Stopped reports whether a stop id ended it (else MaxNewTokens did).
 	Stopped bool
+	// LogProbs, with GenerateConfig.LogProbs, holds each token's
+	// log-probability: the log-softmax of the logits divided by the
+	// temperature (1 when greedy), after the repetition penalty and the
+	// stop-id ban, before top-k, top-p and min-p.
+	LogProbs []float32
 }
 
 // bucket rounds a length up to one of a few sizes, so that graph.Exec
@@ -143,15 +158,35 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 		}
 		caches, r = append(caches, r[0], r[1]), r[2:]
 	}
-	pl, err := tensors.CopyFlatData[float32](res[0])
-	if err != nil {
-		return nil, err
+	stops := slices.Clone(cfg.StopIDs)
+	if !cfg.IgnoreEOS {
+		stops = append(stops, m.cfg.EOSTokenIDs...)
 	}
-	res[0].FinalizeAll()
-	V := m.cfg.VocabSize
-	logits := make([]float32, N*V)
-	for i := range N {
-		copy(logits[i*V:(i+1)*V], pl[(i/G)*V:(i/G+1)*V])
+	// On the device the logits stay there (devLogits, each row repeated
+	// groups times) and only the chosen ids come back; on the host they
+	// are copied into logits.
+	var logits []float32
+	var dev *deviceSampler
+	devLogits, groups := res[0], G
+	if m.onDevice(cfg) {
+		dev = m.newDeviceSampler(cfg, stops, prompts, G, N)
+		defer func() {
+			dev.finalize()
+			if devLogits != nil {
+				devLogits.FinalizeAll()
+			}
+		}()
+	} else {
+		pl, err := tensors.CopyFlatData[float32](res[0])
+		if err != nil {
+			return nil, err
+		}
+		res[0].FinalizeAll()
+		V := m.cfg.VocabSize
+		logits = make([]float32, N*V)
+		for i := range N {
+			copy(logits[i*V:(i+1)*V], pl[(i/G)*V:(i/G+1)*V])
+		}
 	}
 
 	sliding := m.hasSlidingLayers()
@@ -164,10 +199,6 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 	})
 	if err != nil {
 		return nil, err
-	}
-	stops := slices.Clone(cfg.StopIDs)
-	if !cfg.IgnoreEOS {
-		stops = append(stops, m.cfg.EOSTokenIDs...)
 	}
 	smp := newSampler(cfg, stops, prompts, G, N)
 	out = make([]Completion, N)
@@ -195,7 +226,14 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 		if cfg.onStep != nil {
 			cfg.onStep(step, logits)
 		}
-		done, err := smp.step(logits, out, next)
+		var done bool
+		if dev != nil {
+			done, err = dev.step(devLogits, groups, out, next)
+			devLogits.FinalizeAll()
+			devLogits, groups = nil, 1
+		} else {
+			done, err = smp.step(logits, out, next)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -260,6 +298,10 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 			c.FinalizeAll()
 		}
 		caches = res[1:]
+		if dev != nil {
+			devLogits = res[0]
+			continue
+		}
 		// Into the same slice every step: a fresh one (6 MB at batch 32 with
 		// a 49K vocabulary) cost more in page faults than the copy.
 		if err := tensors.ConstFlatData(res[0], func(flat []float32) { copy(logits, flat) }); err != nil {
@@ -295,6 +337,12 @@ func (m *Model) checkGenerate(prompts [][]int, cfg GenerateConfig) error {
 		if !c.ok {
 			errs = append(errs, fmt.Errorf("model: generate: %s", c.what))
 		}
+	}
+	if cfg.Sampler == SampleDevice && cfg.Constraint != nil {
+		errs = append(errs, errors.New("model: generate: a Constraint is applied on the host: it cannot be combined with Sampler SampleDevice"))
+	}
+	if cfg.Sampler < SampleAuto || cfg.Sampler > SampleDevice {
+		errs = append(errs, fmt.Errorf("model: generate: unknown Sampler %v", cfg.Sampler))
 	}
 	if cfg.PadID < 0 || cfg.PadID >= m.cfg.VocabSize {
 		errs = append(errs, fmt.Errorf("model: generate: PadID %d outside the vocabulary (%d)", cfg.PadID, m.cfg.VocabSize))
