@@ -159,7 +159,7 @@ func (s graphSampler) sampleGraph(logits, knobs, key, penalty, seen, ban, isStop
 		keep := GreaterThan(z, negInf)
 		if s.topK {
 			k := elem(knobs, 3)
-			z3 := ExpandAxes(z, -1)        // [N, V, 1]
+			z3 := ExpandAxes(z, -1) // [N, V, 1]
 			tau := searchThreshold(g, N, func(t *Node) *Node {
 				count := ReduceSum(ConvertDType(GreaterOrEqual(z3, ExpandAxes(t, 1)), dtypes.Float32), 1)
 				return GreaterOrEqual(count, k)
