@@ -38,8 +38,13 @@ esac
 T0=$SECONDS
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
-work=${GPUKIT_WORK:-$(mktemp -d)}
-mkdir -p "$work"
+if [ -n "${GPUKIT_WORK:-}" ]; then
+	work=$GPUKIT_WORK
+	mkdir -p "$work"
+else
+	work=$(mktemp -d)
+	trap 'rm -rf "$work"' EXIT
+fi
 budget=${GPUKIT_BUDGET:-430}
 [ $dry = 1 ] && budget=${GPUKIT_BUDGET:-1800}
 summary=$OUT/summary.md
@@ -70,7 +75,7 @@ step() {
 	fi
 	echo "== $name (limit ${t} s): $*" >>"$log"
 	s=$SECONDS
-	(cd "${stepdir:-.}" && timeout -k 5 "$t" "$@") >>"$log" 2>&1
+	(cd "${stepdir:-.}" && timeout -k 5 "$t" "$@" </dev/null) >>"$log" 2>&1
 	rc=$?
 	took=$((SECONDS - s))
 	case $rc in
@@ -163,6 +168,8 @@ else
 		say "no libdevice.10.bc found under $site/nvidia or /usr/local/cuda*: XLA_FLAGS left as it was"
 	fi
 	export GOMLX_BACKEND=${GPUKIT_BACKEND:-xla:cuda}
+	# The trainer's memory plan checks host memory; the model lives on the GPU.
+	export GRPOKIT_MEMORY_LIMIT=off
 	say "plugin $plugin → $work/pjrt/pjrt_c_api_cuda_plugin.so"
 	say "XLA_FLAGS=${XLA_FLAGS:-}"
 	say "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
@@ -217,8 +224,8 @@ if [ $dry = 1 ]; then
 	dtype=f32
 else
 	cfg=$work/configs/Qwen2.5-0.5B-Instruct.json
-	shape=(-prompts 8 -g 8 -prompt-len 64 -new-tokens 256)
-	hfshape=(--prompts 8 --g 8 --prompt-len 64 --new-tokens 256 --steps 2 --dtype bf16)
+	shape=(-prompts 8 -g 8 -prompt-len 64 -new-tokens 256 -micro-batch 16)
+	hfshape=(--prompts 8 --g 8 --prompt-len 64 --new-tokens 256 --micro-batch 16 --steps 2 --dtype bf16)
 	gosteps=2
 	decode=(-prompts 8 -g 8 -prompt-len 64 -new-tokens 64)
 	pokerargs=(-steps 300 -time 35s -eval 90 -eval-every 0)
