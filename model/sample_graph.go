@@ -67,8 +67,8 @@ func (m *Model) onDevice(cfg GenerateConfig) bool {
 // the host keeps the lower ids first; otherwise the kept set is the host's.
 //
 // Randomness comes from a counter-based hash of (seed, step, row, token)
-// computed with integer ops, so a draw depends on nothing but these and is
-// the same on every backend and for any batch shape.
+// computed with integer ops: a draw depends on these alone, and the noise
+// is bit for bit the same on every backend.
 
 // graphSampler holds the settings compiled into a sampling graph.
 type graphSampler struct {

@@ -3,7 +3,7 @@
 // into one-line results.
 //
 //	gpukit info                    # the backend ($GOMLX_BACKEND), its PJRT plugin and a checked product
-//	gpukit golden LOG              # a test binary's -test.v output: passes, failures and their worst differences
+//	gpukit golden LOG [PATTERN]    # a test binary's -test.v output: passes, failures, their worst differences, tests of PATTERN that did not run
 //	gpukit poker METRICS.jsonl     # the reward curve and steps per second of an examples/poker run
 //	gpukit step GO.json [HF.json]  # a bench/grpostep -json result beside bench/hf_grpostep.py's
 //
@@ -40,13 +40,17 @@ func main() {
 
 func run(args []string, w io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: gpukit info | golden LOG | poker METRICS.jsonl | step GO.json [HF.json]")
+		return errors.New("usage: gpukit info | golden LOG [PATTERN] | poker METRICS.jsonl | step GO.json [HF.json]")
 	}
 	switch cmd, rest := args[0], args[1:]; {
 	case cmd == "info" && len(rest) == 0:
 		return info(w)
-	case cmd == "golden" && len(rest) == 1:
-		return golden(w, rest[0])
+	case cmd == "golden" && (len(rest) == 1 || len(rest) == 2):
+		pattern := ""
+		if len(rest) == 2 {
+			pattern = rest[1]
+		}
+		return golden(w, rest[0], pattern)
 	case cmd == "poker" && len(rest) == 1:
 		return poker(w, rest[0])
 	case cmd == "step" && (len(rest) == 1 || len(rest) == 2):
@@ -96,8 +100,10 @@ var (
 )
 
 // golden summarizes go test -test.v output: top-level tests passed,
-// failed and skipped, and for each failure its largest "max |diff|".
-func golden(w io.Writer, path string) error {
+// failed and skipped, for each failure its largest "max |diff|", the
+// largest among the passes, and the tests that pattern names as a list
+// (^(TestA|TestB)$ or ^TestA$) but did not run.
+func golden(w io.Writer, path, pattern string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -149,6 +155,18 @@ func golden(w io.Writer, path string) error {
 	res := fmt.Sprintf("%d pass, %d fail, %d skip", len(pass), len(fail), len(skip))
 	if len(failed) > 0 {
 		res += ": " + strings.Join(failed, "; ")
+	}
+	best, bestName := -1.0, ""
+	for _, t := range pass {
+		if v, ok := worst[t]; ok && v > best {
+			best, bestName = v, t
+		}
+	}
+	if best >= 0 {
+		res += fmt.Sprintf("; largest max |diff| among passes %.3g (%s)", best, bestName)
+	}
+	if missing := notRun(pattern, slices.Concat(pass, fail, skip)); len(missing) > 0 {
+		res += "; not run: " + strings.Join(missing, ", ")
 	}
 	if len(pass)+len(fail) == 0 {
 		res = "no test ran (see the log)"
@@ -251,4 +269,31 @@ func step(w io.Writer, paths []string) error {
 	}
 	fmt.Fprintln(w, strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), "; "))
 	return nil
+}
+
+// notRun returns the names of a pattern written as ^(TestA|TestB)$ or
+// ^TestA$ that are not in ran (nil for any other pattern).
+func notRun(pattern string, ran []string) []string {
+	p, ok := strings.CutPrefix(pattern, "^")
+	if !ok {
+		return nil
+	}
+	if p, ok = strings.CutSuffix(p, "$"); !ok {
+		return nil
+	}
+	if q, ok := strings.CutPrefix(p, "("); ok {
+		if p, ok = strings.CutSuffix(q, ")"); !ok {
+			return nil
+		}
+	}
+	var missing []string
+	for _, name := range strings.Split(p, "|") {
+		if !regexp.MustCompile(`^[A-Za-z0-9_]+$`).MatchString(name) {
+			return nil
+		}
+		if !slices.Contains(ran, name) {
+			missing = append(missing, name)
+		}
+	}
+	return missing
 }
