@@ -65,8 +65,11 @@ fi
 raw=$(du -sb "$stage" | cut -f1)
 rm -rf "$kit"
 mkdir -p "$kit"
-echo "stage: compressing $((raw / 1048576)) MiB (xz -9, one stream so that the binaries' shared code compresses once)"
-tar -C "$stage" -cf - . | xz -9 -T1 >"$kit/kit.tar.xz"
+# One xz stream with a 64 MiB window, so that the code the binaries share
+# compresses once; the fastest preset: measured on this kit, -9 took 119
+# CPU s for 25.9 MB, preset 1 with the same window 22 CPU s for 28.7 MB.
+echo "stage: compressing $((raw / 1048576)) MiB"
+tar -C "$stage" -cf - . | xz -T1 --lzma2=preset=1,dict=64MiB >"$kit/kit.tar.xz"
 cp bench/gpukit/run.sh "$kit/run.sh"
 size=$(du -sb "$kit" | cut -f1)
 {
