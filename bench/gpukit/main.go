@@ -96,11 +96,13 @@ func info(w io.Writer) error {
 
 var (
 	testLine = regexp.MustCompile(`^(\s*)--- (PASS|FAIL|SKIP): (\S+) \(([0-9.]+)s\)`)
-	diffLine = regexp.MustCompile(`max \|diff\|:? ([0-9.eE+-]+|NaN)`)
+	// The tests' own words for their largest difference: "max |diff| X",
+	// "max |bf16 − f32| X", "mean |diff| M, max X".
+	diffLine = regexp.MustCompile(`(?:max \|[^|]*\|:? |mean \|diff\| [0-9.eE+-]+, max )([0-9][0-9.eE+-]*|NaN)`)
 )
 
 // golden summarizes go test -test.v output: top-level tests passed,
-// failed and skipped, for each failure its largest "max |diff|", the
+// failed and skipped, for each failure its largest difference, the
 // largest among the passes, and the tests that pattern names as a list
 // (^(TestA|TestB)$ or ^TestA$) but did not run.
 func golden(w io.Writer, path, pattern string) error {
@@ -145,12 +147,12 @@ func golden(w io.Writer, path, pattern string) error {
 		return err
 	}
 	for _, t := range pass {
-		fmt.Fprintf(w, "PASS %s (max |diff| %s)\n", t, diffText(worst, t))
+		fmt.Fprintf(w, "PASS %s (max abs diff %s)\n", t, diffText(worst, t))
 	}
 	var failed []string
 	for _, t := range fail {
-		fmt.Fprintf(w, "FAIL %s (max |diff| %s)\n", t, diffText(worst, t))
-		failed = append(failed, fmt.Sprintf("%s (max |diff| %s)", t, diffText(worst, t)))
+		fmt.Fprintf(w, "FAIL %s (max abs diff %s)\n", t, diffText(worst, t))
+		failed = append(failed, fmt.Sprintf("%s (max abs diff %s)", t, diffText(worst, t)))
 	}
 	res := fmt.Sprintf("%d pass, %d fail, %d skip", len(pass), len(fail), len(skip))
 	if len(failed) > 0 {
@@ -163,7 +165,7 @@ func golden(w io.Writer, path, pattern string) error {
 		}
 	}
 	if best >= 0 {
-		res += fmt.Sprintf("; largest max |diff| among passes %.3g (%s)", best, bestName)
+		res += fmt.Sprintf("; largest abs diff among passes %.3g (%s)", best, bestName)
 	}
 	if missing := notRun(pattern, slices.Concat(pass, fail, skip)); len(missing) > 0 {
 		res += "; not run: " + strings.Join(missing, ", ")
