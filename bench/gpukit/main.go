@@ -98,6 +98,7 @@ var (
 	testLine = regexp.MustCompile(`^(\s*)--- (PASS|FAIL|SKIP): (\S+) \(([0-9.]+)s\)`)
 	// The tests' own words for their largest difference: "max |diff| X",
 	// "max |bf16 − f32| X", "mean |diff| M, max X".
+	logLine  = regexp.MustCompile(`^\s+\S+_test\.go:[0-9]+: (.*)`)
 	diffLine = regexp.MustCompile(`(?:max \|[^|]*\|:? |mean \|diff\| [0-9.eE+-]+, max )([0-9][0-9.eE+-]*|NaN)`)
 )
 
@@ -113,6 +114,7 @@ func golden(w io.Writer, path, pattern string) error {
 	defer f.Close()
 	var pass, fail, skip []string
 	worst := map[string]float64{} // by top-level test
+	said := map[string]string{}   // each top-level test's first log line
 	cur := ""
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
@@ -129,6 +131,9 @@ func golden(w io.Writer, path, pattern string) error {
 				v = math.Inf(1)
 			}
 			worst[cur] = max(worst[cur], v)
+		}
+		if m := logLine.FindStringSubmatch(line); m != nil && cur != "" && said[cur] == "" {
+			said[cur] = m[1]
 		}
 		m := testLine.FindStringSubmatch(line)
 		if m == nil || m[1] != "" {
@@ -151,8 +156,15 @@ func golden(w io.Writer, path, pattern string) error {
 	}
 	var failed []string
 	for _, t := range fail {
-		fmt.Fprintf(w, "FAIL %s (max abs diff %s)\n", t, diffText(worst, t))
-		failed = append(failed, fmt.Sprintf("%s (max abs diff %s)", t, diffText(worst, t)))
+		why := "max abs diff " + diffText(worst, t)
+		if _, ok := worst[t]; !ok && said[t] != "" {
+			why = said[t]
+			if r := []rune(why); len(r) > 100 {
+				why = string(r[:100]) + "…"
+			}
+		}
+		fmt.Fprintf(w, "FAIL %s (%s)\n", t, why)
+		failed = append(failed, fmt.Sprintf("%s (%s)", t, why))
 	}
 	res := fmt.Sprintf("%d pass, %d fail, %d skip", len(pass), len(fail), len(skip))
 	if len(failed) > 0 {

@@ -62,6 +62,9 @@ func TestGoldenSummary(t *testing.T) {
     precision_test.go:45: vs logits_bf16: mean |diff| 0.2000, max 1.5000; own rounding (vs logits_bf16w) mean 0.07, HF's 0.06 (max 2.5)
     precision_test.go:50: bf16 logits: mean |diff| 0.2000 (want ≤ 0.1), max 1.5000 (want ≤ 1.0)
 --- FAIL: TestGoldenLogitsBF16 (1.00s)
+=== RUN   TestLossGolden
+    loss_test.go:40: dapo: loss = 0.5, want 0.25
+--- FAIL: TestLossGolden (0.10s)
 === RUN   TestX
 --- SKIP: TestX (0.00s)
 FAIL
@@ -74,7 +77,7 @@ FAIL
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	want := "1 pass, 1 fail, 1 skip: TestGoldenLogitsBF16 (max abs diff 1.5); largest abs diff among passes 3.1e-05 (TestGoldenLogits); not run: TestGone"
+	want := "1 pass, 2 fail, 1 skip: TestGoldenLogitsBF16 (max abs diff 1.5); TestLossGolden (dapo: loss = 0.5, want 0.25); largest abs diff among passes 3.1e-05 (TestGoldenLogits); not run: TestGone"
 	if lines[len(lines)-1] != want {
 		t.Errorf("last line %q, want %q\n%s", lines[len(lines)-1], want, out.String())
 	}
