@@ -167,6 +167,10 @@ else
 	else
 		say "no libdevice.10.bc found under $site/nvidia or /usr/local/cuda*: XLA_FLAGS left as it was"
 	fi
+	# ptxas, wherever it is (XLA also looks on PATH).
+	ptxas=$(find "$site/nvidia" /usr/local/cuda* -name ptxas -type f 2>/dev/null | head -1)
+	[ -n "$ptxas" ] && export PATH=$(dirname "$ptxas"):$PATH
+	say "libdevice: ${libdevice:-none}; ptxas: ${ptxas:-none}"
 	export GOMLX_BACKEND=${GPUKIT_BACKEND:-xla:cuda}
 	# The trainer's memory plan checks host memory; the model lives on the GPU.
 	export GRPOKIT_MEMORY_LIMIT=off
