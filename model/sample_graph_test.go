@@ -297,3 +297,28 @@ func TestGraphSamplerDTypes(t *testing.T) {
 		t.Errorf("outputs %s, %s", out[0].Shape(), out[1].Shape())
 	}
 }
+
+// TestSampleWhere: SampleAuto samples on the host on the pure-Go backend
+// (where the host sampler is the faster) and with a Constraint; an
+// unknown Sampler is an error.
+func TestSampleWhere(t *testing.T) {
+	m := tinyModel(t)
+	c := ConstraintFunc(func([]int) []int { return nil })
+	for _, tc := range []struct {
+		cfg  GenerateConfig
+		want bool
+	}{
+		{GenerateConfig{}, false},
+		{GenerateConfig{Sampler: SampleHost}, false},
+		{GenerateConfig{Sampler: SampleDevice}, true},
+		{GenerateConfig{Constraint: c}, false},
+	} {
+		if got := m.onDevice(tc.cfg); got != tc.want {
+			t.Errorf("Sampler %v, constraint %v: on the device %v, want %v", tc.cfg.Sampler, tc.cfg.Constraint != nil, got, tc.want)
+		}
+	}
+	_, err := m.Generate(t.Context(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 1, Sampler: 7})
+	if err == nil || !strings.Contains(err.Error(), "unknown Sampler") {
+		t.Errorf("Sampler 7: error %v", err)
+	}
+}
