@@ -158,31 +158,25 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 		}
 		caches, r = append(caches, r[0], r[1]), r[2:]
 	}
-	stops := slices.Clone(cfg.StopIDs)
-	if !cfg.IgnoreEOS {
-		stops = append(stops, m.cfg.EOSTokenIDs...)
-	}
-	// On the device the logits stay there (devLogits, each row repeated
-	// groups times) and only the chosen ids come back; on the host they
+	// Sampling on the device (sample_graph.go), the logits stay there
+	// (devLogits: the prefill's, each row repeated groups times, then each
+	// decode step's) and only the chosen ids come back; on the host they
 	// are copied into logits.
-	var logits []float32
-	var dev *deviceSampler
 	devLogits, groups := res[0], G
-	if m.onDevice(cfg) {
-		dev = m.newDeviceSampler(cfg, stops, prompts, G, N)
-		defer func() {
-			dev.finalize()
-			if devLogits != nil {
-				devLogits.FinalizeAll()
-			}
-		}()
-	} else {
+	defer func() {
+		if devLogits != nil {
+			devLogits.FinalizeAll()
+		}
+	}()
+	V := m.cfg.VocabSize
+	var logits []float32
+	if !m.onDevice(cfg) {
 		pl, err := tensors.CopyFlatData[float32](res[0])
 		if err != nil {
 			return nil, err
 		}
 		res[0].FinalizeAll()
-		V := m.cfg.VocabSize
+		devLogits = nil
 		logits = make([]float32, N*V)
 		for i := range N {
 			copy(logits[i*V:(i+1)*V], pl[(i/G)*V:(i/G+1)*V])
@@ -200,7 +194,16 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 	if err != nil {
 		return nil, err
 	}
+	stops := slices.Clone(cfg.StopIDs)
+	if !cfg.IgnoreEOS {
+		stops = append(stops, m.cfg.EOSTokenIDs...)
+	}
 	smp := newSampler(cfg, stops, prompts, G, N)
+	var dev *deviceSampler
+	if devLogits != nil {
+		dev = m.newDeviceSampler(cfg, stops, prompts, G, N)
+		defer dev.finalize()
+	}
 	out = make([]Completion, N)
 	realLen := make([]int, N)
 	kvmask := make([]int32, N*S)
