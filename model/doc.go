@@ -96,18 +96,19 @@
 // NumGenerations completions, and runs one compiled decode step per token
 // over a fixed-size cache written with Where(Iota == pos, new, cache)
 // (DynamicUpdateSlice on backends that have it).
-// Sampling (stop ids banned below MinNewTokens, repetition penalty,
-// temperature, top-k, top-p, min-p; seeded) runs on the host from the last
-// logits on the pure-Go backend, where that is fastest, and in the graph on
-// XLA backends (GenerateConfig.Sampler), where a decode step then returns
-// only the chosen ids and their log-probabilities instead of [rows,
-// vocabulary] logits: top-k and top-p thresholds are found by a search
-// over thresholds (GoMLX has no sort), the draw is a Gumbel-max among the
-// kept tokens with noise from a counter-based hash of (seed, step, row,
-// token). Both samplers draw from the same distribution (tested by
-// chi-square) and pick the same greedy tokens; constraints
-// (ConstraintFunc, NewTrie) always run on the host. The attached adapter is
-// used, so GRPO samples from the policy being trained.
+// Sampling (temperature, top-k, top-p, seeded) and constraints
+// (ConstraintFunc, NewTrie) run on the host from the last logits on the
+// pure-Go backend, where that is fastest. On XLA backends sampling (stop
+// ids banned below MinNewTokens, repetition penalty, temperature, top-k,
+// top-p, min-p) runs in the graph (GenerateConfig.Sampler), and a decode
+// step returns only the chosen ids and their log-probabilities instead of
+// [rows, vocabulary] logits: top-k and top-p thresholds are found by a
+// search over thresholds (GoMLX has no sort), the draw is a Gumbel-max
+// among the kept tokens with noise from a counter-based hash of (seed,
+// step, row, token). Both samplers draw from the same distribution (tested
+// by chi-square) and pick the same greedy tokens; constraints always run
+// on the host. The attached adapter is used, so GRPO samples from the
+// policy being trained.
 //
 // # Errors and concurrency
 //
