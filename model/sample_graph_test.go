@@ -208,10 +208,16 @@ func TestGenerateOnDeviceGreedy(t *testing.T) {
 		})
 	}
 	m := tinyModel(t)
-	prompts := [][]int{{1, 116, 275, 30}, {1, 7}}
+	prompts := [][]int{{1, 116, 275, 30}, {1, 7}, {1, 300, 301}, {1, 9, 9, 9, 9}}
+	// A seventh of the vocabulary stops a row: rows end at different steps.
+	var stops []int
+	for i := 0; i < 512; i += 7 {
+		stops = append(stops, i)
+	}
 	for _, cfg := range []GenerateConfig{
 		{MaxNewTokens: 10, NumGenerations: 3, RepetitionPenalty: 1.3, LogProbs: true},
 		{MaxNewTokens: 10, MinNewTokens: 6, StopIDs: []int{65, 218, 2}, LogProbs: true},
+		{MaxNewTokens: 16, NumGenerations: 4, StopIDs: stops, RepetitionPenalty: 1.1},
 	} {
 		host, dev := cfg, cfg
 		host.Sampler, dev.Sampler = SampleHost, SampleDevice
@@ -223,7 +229,9 @@ func TestGenerateOnDeviceGreedy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		lengths := map[int]bool{}
 		for i := range want {
+			lengths[len(want[i].Tokens)] = true
 			if !slices.Equal(got[i].Tokens, want[i].Tokens) || got[i].Stopped != want[i].Stopped {
 				t.Errorf("%+v row %d: device %v (stopped %v), host %v (stopped %v)", cfg, i, got[i].Tokens, got[i].Stopped, want[i].Tokens, want[i].Stopped)
 				continue
@@ -233,6 +241,9 @@ func TestGenerateOnDeviceGreedy(t *testing.T) {
 					t.Errorf("row %d token %d: log-prob %v on the device, %v on the host", i, j, got[i].LogProbs[j], want[i].LogProbs[j])
 				}
 			}
+		}
+		if len(cfg.StopIDs) > 50 && len(lengths) < 3 {
+			t.Errorf("rows stopped after only %d distinct lengths: the case should end rows at different steps", len(lengths))
 		}
 	}
 }
