@@ -22,10 +22,11 @@
 // change the variant's step; -decode also times a decode step at batch
 // prompts·g, against the time to read the weights once at -bandwidth GB/s
 // (a device's memory bandwidth; default: this machine's, measured). -json
-// writes the figures for scripts (the GPU kit's summary).
+// writes the figures for scripts (the GPU kit's summary):
+//
+//	grpostep -model /tmp/qwen2.5-0.5b -dtype bf16 -variant lora -prompts 8 -g 8 -new-tokens 256 -decode -bandwidth 3350
 //
 //	go run ./bench/grpostep [-variant full|lora|genheavy] [-steps 3] [-torch torch.json]
-//	grpostep -model /tmp/qwen2.5-0.5b -dtype bf16 -variant lora -prompts 8 -g 8 -new-tokens 256 -decode -bandwidth 3350
 package main
 
 import (
@@ -90,11 +91,6 @@ func run(args []string, w io.Writer) (err error) {
 	steps := fs.Int("steps", 3, "timed steps after the first (compiling) one")
 	torchFile := fs.String("torch", "", "JSON written by bench/torch_grpostep.py (optional)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
-	firstProfile := fs.String("firstprofile", "", "write a CPU profile of the first (compiling) step to this file")
-	tiny := fs.Bool("tiny", false, "a tiny model instead of SmolLM2-135M's shape (smoke test)")
-	decodeOnly := fs.Bool("decodeonly", false, "only the decode step of -variant genheavy against the bandwidth bound (no training)")
-	checkpointing := fs.Bool("gradient-checkpointing", false, "recompute each decoder layer in the backward pass (grpo.Config.GradientCheckpointing)")
-	opTrace := fs.Bool("opstats", false, "trace every op of the timed steps' training parts and print where cores idle, by op (must come before any other use of the go backend in the process)")
 	modelDir := fs.String("model", "", "a Hugging Face model folder instead of SmolLM2-135M's shape with random weights")
 	dtype := fs.String("dtype", "f32", "compute dtype: f32 or bf16")
 	prompts := fs.Int("prompts", 0, "prompts per step (0: the variant's)")
@@ -105,6 +101,11 @@ func run(args []string, w io.Writer) (err error) {
 	decodeToo := fs.Bool("decode", false, "also time a decode step at batch prompts·g against the memory-bandwidth bound")
 	bandwidthGBs := fs.Float64("bandwidth", 0, "memory bandwidth in GB/s for the decode bound (a GPU's); 0 measures this machine's")
 	jsonOut := fs.String("json", "", "write the figures as JSON to this file")
+	firstProfile := fs.String("firstprofile", "", "write a CPU profile of the first (compiling) step to this file")
+	tiny := fs.Bool("tiny", false, "a tiny model instead of SmolLM2-135M's shape (smoke test)")
+	decodeOnly := fs.Bool("decodeonly", false, "only the decode step of -variant genheavy against the bandwidth bound (no training)")
+	checkpointing := fs.Bool("gradient-checkpointing", false, "recompute each decoder layer in the backward pass (grpo.Config.GradientCheckpointing)")
+	opTrace := fs.Bool("opstats", false, "trace every op of the timed steps' training parts and print where cores idle, by op (must come before any other use of the go backend in the process)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
