@@ -146,16 +146,16 @@ func TestGraphSamplerMatchesHostDistribution(t *testing.T) {
 		name string
 		cfg  GenerateConfig
 	}{
-		{"T=1", GenerateConfig{Temperature: 1}},
-		{"T=0.6", GenerateConfig{Temperature: 0.6}},
-		{"top-k 6", GenerateConfig{Temperature: 1, TopK: 6}},
-		{"top-k 1", GenerateConfig{Temperature: 1.5, TopK: 1}},
-		{"top-p 0.8", GenerateConfig{Temperature: 1, TopP: 0.8}},
-		{"top-p 0.3 T=2", GenerateConfig{Temperature: 2, TopP: 0.3}},
-		{"min-p 0.05", GenerateConfig{Temperature: 1.2, MinP: 0.05}},
-		{"top-k 10 top-p 0.9 min-p 0.02", GenerateConfig{Temperature: 0.9, TopK: 10, TopP: 0.9, MinP: 0.02}},
-		{"repetition penalty 1.5", GenerateConfig{Temperature: 1, RepetitionPenalty: 1.5}},
-		{"penalty 1.3 top-p 0.7", GenerateConfig{Temperature: 1, RepetitionPenalty: 1.3, TopP: 0.7}},
+		{"T=1", GenerateConfig{Sampling: Sampling{Temperature: 1}}},
+		{"T=0.6", GenerateConfig{Sampling: Sampling{Temperature: 0.6}}},
+		{"top-k 6", GenerateConfig{Sampling: Sampling{Temperature: 1, TopK: 6}}},
+		{"top-k 1", GenerateConfig{Sampling: Sampling{Temperature: 1.5, TopK: 1}}},
+		{"top-p 0.8", GenerateConfig{Sampling: Sampling{Temperature: 1, TopP: 0.8}}},
+		{"top-p 0.3 T=2", GenerateConfig{Sampling: Sampling{Temperature: 2, TopP: 0.3}}},
+		{"min-p 0.05", GenerateConfig{Sampling: Sampling{Temperature: 1.2, MinP: 0.05}}},
+		{"top-k 10 top-p 0.9 min-p 0.02", GenerateConfig{Sampling: Sampling{Temperature: 0.9, TopK: 10, TopP: 0.9, MinP: 0.02}}},
+		{"repetition penalty 1.5", GenerateConfig{Sampling: Sampling{Temperature: 1, RepetitionPenalty: 1.5}}},
+		{"penalty 1.3 top-p 0.7", GenerateConfig{Sampling: Sampling{Temperature: 1, RepetitionPenalty: 1.3, TopP: 0.7}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Seed = 11
@@ -215,9 +215,9 @@ func TestGenerateOnDeviceGreedy(t *testing.T) {
 		stops = append(stops, i)
 	}
 	for _, cfg := range []GenerateConfig{
-		{MaxNewTokens: 10, NumGenerations: 3, RepetitionPenalty: 1.3, LogProbs: true},
+		{MaxNewTokens: 10, NumGenerations: 3, Sampling: Sampling{RepetitionPenalty: 1.3}, LogProbs: true},
 		{MaxNewTokens: 10, MinNewTokens: 6, StopIDs: []int{65, 218, 2}, LogProbs: true},
-		{MaxNewTokens: 16, NumGenerations: 4, StopIDs: stops, RepetitionPenalty: 1.1},
+		{MaxNewTokens: 16, NumGenerations: 4, StopIDs: stops, Sampling: Sampling{RepetitionPenalty: 1.1}},
 	} {
 		host, dev := cfg, cfg
 		host.Sampler, dev.Sampler = SampleHost, SampleDevice
@@ -254,8 +254,7 @@ func TestGenerateOnDeviceGreedy(t *testing.T) {
 func TestGenerateOnDeviceSampling(t *testing.T) {
 	m := tinyModel(t)
 	prompts := [][]int{{1, 116, 275}, {1, 40, 41, 42}}
-	cfg := GenerateConfig{MaxNewTokens: 12, MinNewTokens: 12, NumGenerations: 4, Temperature: 1, TopK: 3, TopP: 0.95, Seed: 5,
-		StopIDs: []int{3, 4}, Sampler: SampleDevice, LogProbs: true}
+	cfg := GenerateConfig{Sampling: Sampling{Temperature: 1, TopK: 3, TopP: 0.95}, MaxNewTokens: 12, MinNewTokens: 12, NumGenerations: 4, Seed: 5, StopIDs: []int{3, 4}, Sampler: SampleDevice, LogProbs: true}
 	a, err := m.Generate(t.Context(), prompts, cfg)
 	if err != nil {
 		t.Fatal(err)
