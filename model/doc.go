@@ -104,8 +104,18 @@
 // matrix products sum every row in the same order); KeepFinishedRows turns
 // it off.
 // Sampling (temperature, top-k, top-p, seeded) and constraints
-// (ConstraintFunc, NewTrie) run on the host from the last logits. The
-// attached adapter is used, so GRPO samples from the policy being trained.
+// (ConstraintFunc, NewTrie) run on the host from the last logits on the
+// pure-Go backend, where that is fastest. On XLA backends sampling (stop
+// ids banned below MinNewTokens, repetition penalty, temperature, top-k,
+// top-p, min-p) runs in the graph (GenerateConfig.Sampler), and a decode
+// step returns only the chosen ids and their log-probabilities instead of
+// [rows, vocabulary] logits: top-k and top-p thresholds are found by a
+// search over thresholds (GoMLX has no sort), the draw is a Gumbel-max
+// among the kept tokens with noise from a counter-based hash of (seed,
+// step, row, token). Both samplers draw from the same distribution (tested
+// by chi-square) and pick the same greedy tokens; constraints always run
+// on the host. The attached adapter is used, so GRPO samples from the
+// policy being trained.
 //
 // # Errors and concurrency
 //

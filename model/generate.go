@@ -65,6 +65,7 @@ type GenerateConfig struct {
 	// PadID fills the left padding of prompts. Default 0.
 	PadID int
 	// Constraint, if set, restricts every next token (constrained decoding).
+	// It is applied on the host (see Sampler).
 	Constraint Constraint
 	// KeepFinishedRows keeps every row in the decode batch until the last
 	// one stops. By default, on the go backend in float32, rows that have
@@ -75,6 +76,15 @@ type GenerateConfig struct {
 	// every row in the same order is chosen), so this is for measuring
 	// what dropping them saves.
 	KeepFinishedRows bool
+	// Sampler says where the tokens are chosen: SampleAuto (the default)
+	// samples in the graph on an XLA backend and on the host on the
+	// pure-Go backend or with a Constraint. Both follow the same stages
+	// and draw from the same distribution, but not the same random
+	// numbers: equal seeds give equal outputs on one side only. Greedy
+	// decoding picks the same tokens on both.
+	Sampler SampleWhere
+	// LogProbs asks for each token's log-probability (Completion.LogProbs).
+	LogProbs bool
 
 	// onStep, for tests, sees the raw logits [N*V] that chose each step's tokens.
 	onStep func(step int, logits []float32)
@@ -92,6 +102,11 @@ type Completion struct {
 	Tokens []int
 	// Stopped reports whether a stop id ended it (else MaxNewTokens did).
 	Stopped bool
+	// LogProbs, with GenerateConfig.LogProbs, holds each token's
+	// log-probability: the log-softmax of the logits divided by the
+	// temperature (1 when greedy), after the repetition penalty and the
+	// stop-id ban, before top-k, top-p and min-p.
+	LogProbs []float32
 }
 
 // bucket rounds a length up to one of a few sizes, so that graph.Exec
@@ -155,15 +170,29 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 		}
 		caches, r = append(caches, r[0], r[1]), r[2:]
 	}
-	pl, err := tensors.CopyFlatData[float32](res[0])
-	if err != nil {
-		return nil, err
-	}
-	res[0].FinalizeAll()
+	// Sampling on the device (sample_graph.go), the logits stay there
+	// (devLogits: the prefill's, each row repeated groups times, then each
+	// decode step's) and only the chosen ids come back; on the host they
+	// are copied into logits.
+	devLogits, groups := res[0], G
+	defer func() {
+		if devLogits != nil {
+			devLogits.FinalizeAll()
+		}
+	}()
 	V := m.cfg.VocabSize
-	logits := make([]float32, N*V)
-	for i := range N {
-		copy(logits[i*V:(i+1)*V], pl[(i/G)*V:(i/G+1)*V])
+	var logits []float32
+	if !m.onDevice(cfg) {
+		pl, err := tensors.CopyFlatData[float32](res[0])
+		if err != nil {
+			return nil, err
+		}
+		res[0].FinalizeAll()
+		devLogits = nil
+		logits = make([]float32, N*V)
+		for i := range N {
+			copy(logits[i*V:(i+1)*V], pl[(i/G)*V:(i/G+1)*V])
+		}
 	}
 
 	sliding := m.hasSlidingLayers()
@@ -182,6 +211,11 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 		stops = append(stops, m.cfg.EOSTokenIDs...)
 	}
 	smp := newSampler(cfg, stops, prompts, G, N)
+	var dev *deviceSampler
+	if devLogits != nil {
+		dev = m.newDeviceSampler(cfg, stops, prompts, G, N)
+		defer dev.finalize()
+	}
 	out = make([]Completion, N)
 	realLen := make([]int, N)
 	kvmask := make([]int32, N*S)
@@ -202,7 +236,7 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 	var maskBuf, rowMask []int32
 	// The decode batch's rows (compact.go): all of them until enough stop.
 	lay := identityLayout(N, len(prompts), shared)
-	compacts, live, nLive := m.compacts() && !cfg.KeepFinishedRows, make([]bool, N), N
+	compacts, live, nLive := m.compacts() && !cfg.KeepFinishedRows && dev == nil, make([]bool, N), N
 	for step := 0; ; step++ {
 		if cfg.onCaches != nil {
 			cfg.onCaches(step, caches)
@@ -210,7 +244,14 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 		if cfg.onStep != nil {
 			cfg.onStep(step, logits)
 		}
-		done, err := smp.step(logits, out, next)
+		var done bool
+		if dev != nil {
+			done, err = dev.step(devLogits, groups, out, next)
+			devLogits.FinalizeAll()
+			devLogits, groups = nil, 1
+		} else {
+			done, err = smp.step(logits, out, next)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -310,6 +351,10 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 			c.FinalizeAll()
 		}
 		caches = res[1:]
+		if dev != nil {
+			devLogits = res[0]
+			continue
+		}
 		// Into the same slice every step: a fresh one (6 MB at batch 32 with
 		// a 49K vocabulary) cost more in page faults than the copy.
 		// A batch row's logits go to its row (rows that left keep stale ones).
@@ -354,6 +399,12 @@ func (m *Model) checkGenerate(prompts [][]int, cfg GenerateConfig) error {
 		if !c.ok {
 			errs = append(errs, fmt.Errorf("model: generate: %s", c.what))
 		}
+	}
+	if cfg.Sampler == SampleDevice && cfg.Constraint != nil {
+		errs = append(errs, errors.New("model: generate: a Constraint is applied on the host: it cannot be combined with Sampler SampleDevice"))
+	}
+	if cfg.Sampler < SampleAuto || cfg.Sampler > SampleDevice {
+		errs = append(errs, fmt.Errorf("model: generate: unknown Sampler %v", cfg.Sampler))
 	}
 	if cfg.PadID < 0 || cfg.PadID >= m.cfg.VocabSize {
 		errs = append(errs, fmt.Errorf("model: generate: PadID %d outside the vocabulary (%d)", cfg.PadID, m.cfg.VocabSize))

@@ -22,6 +22,16 @@
 // steps give medians. Metrics come from the Trainer's own timing/generate,
 // timing/reward and train_time.
 //
+// -model DIR runs a Hugging Face folder instead (for instance one that
+// bench/randomhf wrote at a real model's shapes), -dtype bf16 computes in
+// bfloat16, and -prompts, -g, -prompt-len, -new-tokens and -micro-batch
+// change the variant's step; -decode also times a decode step at batch
+// prompts·g, against the time to read the weights once at -bandwidth GB/s
+// (a device's memory bandwidth; default: this machine's, measured). -json
+// writes the figures for scripts (the GPU kit's summary):
+//
+//	grpostep -model /tmp/qwen2.5-0.5b -dtype bf16 -variant lora -prompts 8 -g 8 -new-tokens 256 -decode -bandwidth 3350
+//
 //	go run ./bench/grpostep [-variant full|lora|genheavy|varlen] [-steps 3] [-torch torch.json]
 package main
 
@@ -84,12 +94,22 @@ func tinyShape() model.Config {
 	}
 }
 
-func run(args []string, w io.Writer) error {
+func run(args []string, w io.Writer) (err error) {
 	fs := flag.NewFlagSet("grpostep", flag.ContinueOnError)
 	name := fs.String("variant", "full", "full, lora, genheavy or varlen")
 	steps := fs.Int("steps", 3, "timed steps after the first (compiling) one")
 	torchFile := fs.String("torch", "", "JSON written by bench/torch_grpostep.py (optional)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
+	modelDir := fs.String("model", "", "a Hugging Face model folder instead of SmolLM2-135M's shape with random weights")
+	dtype := fs.String("dtype", "f32", "compute dtype: f32 or bf16")
+	prompts := fs.Int("prompts", 0, "prompts per step (0: the variant's)")
+	g := fs.Int("g", 0, "completions per prompt (0: the variant's)")
+	promptLen := fs.Int("prompt-len", 0, "prompt tokens (0: the variant's)")
+	newTokens := fs.Int("new-tokens", 0, "sampled tokens, forced (0: the variant's)")
+	microBatch := fs.Int("micro-batch", 0, "rows per micro-batch, dividing prompts·g (0: the variant's, or all rows when -prompts or -g is set)")
+	decodeToo := fs.Bool("decode", false, "also time a decode step at batch prompts·g against the memory-bandwidth bound")
+	bandwidthGBs := fs.Float64("bandwidth", 0, "memory bandwidth in GB/s for the decode bound (a GPU's); 0 measures this machine's")
+	jsonOut := fs.String("json", "", "write the figures as JSON to this file")
 	firstProfile := fs.String("firstprofile", "", "write a CPU profile of the first (compiling) step to this file")
 	tiny := fs.Bool("tiny", false, "a tiny model instead of SmolLM2-135M's shape (smoke test)")
 	decodeOnly := fs.Bool("decodeonly", false, "only the decode step of -variant genheavy against the bandwidth bound (no training)")
@@ -103,6 +123,17 @@ func run(args []string, w io.Writer) error {
 	v, ok := variants[*name]
 	if !ok || *steps < 1 {
 		return fmt.Errorf("unknown -variant %q (full, lora, genheavy, varlen) or -steps %d < 1", *name, *steps)
+	}
+	if v, err = v.with(*prompts, *g, *promptLen, *newTokens, *microBatch); err != nil {
+		return err
+	}
+	v.decode = v.decode || *decodeToo
+	if v.decode && v.newTokens < 2 {
+		return fmt.Errorf("-new-tokens %d: timing a decode step needs at least 2", v.newTokens)
+	}
+	compute, err := model.ParseCompute(*dtype)
+	if err != nil {
+		return err
 	}
 	torch, torchInfo, err := torchref.Load(*torchFile, "seconds")
 	if err != nil {
@@ -122,15 +153,29 @@ func run(args []string, w io.Writer) error {
 	if *tiny {
 		shape, shapeName = tinyShape(), "tiny shape"
 	}
-	m, err := model.New(shape, 1, nil)
+	var m *model.Model
+	if *modelDir != "" {
+		m, err = model.Load(*modelDir, &model.Options{Compute: compute})
+		shapeName = fmt.Sprintf("%s (%s)", *modelDir, m.Config().ModelType)
+	} else {
+		m, err = model.New(shape, 1, &model.Options{Compute: compute})
+	}
 	if err != nil {
 		return err
 	}
+	bw := bandwidthSpec{gbs: *bandwidthGBs, small: *tiny || *modelDir != ""}
+	res := results{Variant: *name, Model: shapeName, Params: m.NumParams(), DType: compute.String(),
+		Prompts: v.prompts, G: v.g, PromptLen: v.promptLen, NewTokens: v.newTokens, LoRA: v.lora}
+	defer func() {
+		if err == nil && *jsonOut != "" {
+			err = res.write(*jsonOut)
+		}
+	}()
 	if *decodeOnly {
 		if !v.decode {
-			return fmt.Errorf("-decodeonly needs -variant genheavy")
+			return fmt.Errorf("-decodeonly needs -variant genheavy or -decode")
 		}
-		return reportDecode(w, m, v, *tiny, *cpuProfile)
+		return reportDecode(w, m, v, bw, *cpuProfile, &res)
 	}
 	var adapter *lora.Adapter
 	if v.lora {
@@ -193,8 +238,8 @@ func run(args []string, w io.Writer) error {
 	if v.varlen {
 		sampled = fmt.Sprintf("completions sampled until EOS, which a fixed schedule puts after 16–255 tokens (at most %d)", v.newTokens)
 	}
-	fmt.Fprintf(w, "grpokit grpostep %q: %s (%d params, f32), %d prompts × G=%d, %d prompt tokens, %s, micro-batches %d×%d, %s\n",
-		*name, shapeName, m.NumParams(), v.prompts, v.g, v.promptLen, sampled, v.accum, v.batchSize, map[bool]string{true: "LoRA r=16 on all linear layers", false: "full fine-tuning"}[v.lora])
+	fmt.Fprintf(w, "grpokit grpostep %q: %s (%d params, %s), %d prompts × G=%d, %d prompt tokens, %s, micro-batches %d×%d, %s\n",
+		*name, shapeName, m.NumParams(), compute, v.prompts, v.g, v.promptLen, sampled, v.accum, v.batchSize, map[bool]string{true: "LoRA r=16 on all linear layers", false: "full fine-tuning"}[v.lora])
 	fmt.Fprintf(w, "grpokit: backend %q, gemm kernels %v (GRPOKIT_GEMM=%q), element-wise %v, DotGeneral hook: %v, fast ops: %v, huge pages (GRPOKIT_HUGEPAGES=0 turns off): %v, GOMAXPROCS=%d, %s\n",
 		backend.ResolveFor("", int64(m.NumParams())), gemm.Active(), os.Getenv("GRPOKIT_GEMM"), vec32.Active(), errOr(backend.FastDotGeneral(), "on"),
 		errOr(backend.FastElementwise(), "on"), backend.HugePages(), runtime.GOMAXPROCS(0), cpuModel())
@@ -280,9 +325,10 @@ func run(args []string, w io.Writer) error {
 	}
 	var decode, bound float64
 	if v.decode {
-		if decode, bound, err = decodeAndBound(w, m, v, *tiny, ""); err != nil {
+		if decode, bound, err = decodeAndBound(w, m, v, bw, ""); err != nil {
 			return err
 		}
+		res.DecodeSeconds, res.DecodeBoundSeconds = decode, bound
 		rows = append(rows, line{"decode", fmt.Sprintf("decode step, batch %d", v.prompts*v.g), decode})
 	}
 
@@ -301,6 +347,9 @@ func run(args []string, w io.Writer) error {
 		fmt.Fprintf(w, "| %-28s | %10.3f | %10s | %7s |\n", r.name, r.ours, ref, ratioOf(torch[r.key], r.ours))
 	}
 	steady := med("step_time")
+	res.FirstSeconds, res.StepSeconds = ms[0]["step_time"], steady
+	res.GenerateSeconds, res.TrainSeconds = med("timing/generate"), med("timing/reward")+med("train_time")
+	res.TorchStepSeconds = torch["step"]
 	cpuSteady := median(cpuSeconds[1:])
 	ref := "-"
 	if t, ok := torch["step_cpu"]; ok && t > 0 {
@@ -370,7 +419,7 @@ func promptIDs(i, n, vocab int) []int {
 // bound is the time to read the weights once at the measured read
 // bandwidth (all threads). With profile set, the timed generations are
 // CPU-profiled there.
-func decodeAndBound(w io.Writer, m *model.Model, v variant, tiny bool, profile string) (decode, bound float64, err error) {
+func decodeAndBound(w io.Writer, m *model.Model, v variant, bw bandwidthSpec, profile string) (decode, bound float64, err error) {
 	var cpu float64
 	if decode, cpu, err = decodeStep(m, v, profile); err != nil {
 		return 0, 0, err
@@ -378,14 +427,19 @@ func decodeAndBound(w io.Writer, m *model.Model, v variant, tiny bool, profile s
 	batch := v.prompts * v.g
 	fmt.Fprintf(w, "decode step at batch %d: %.1f ms wall, %.1f CPU ms (all threads); its weight products (LM head included) are 2 · %d params · %d rows = %.2f GFLOP\n",
 		batch, 1e3*decode, 1e3*cpu, m.NumParams(), batch, 2*float64(m.NumParams())*float64(batch)/1e9)
+	weightBytes := float64(m.Compute().Size()) * float64(m.NumParams())
+	if bw.gbs > 0 {
+		bound = weightBytes / (bw.gbs * 1e9)
+		fmt.Fprintf(w, "memory bandwidth (given): %.0f GB/s; reading the %.0f MB of %s weights once: %.3f ms\n", bw.gbs, weightBytes/1e6, m.Compute(), 1e3*bound)
+		return decode, bound, nil
+	}
 	n := 64 << 20
-	if tiny {
+	if bw.small {
 		n = 1 << 20
 	}
 	workers := runtime.GOMAXPROCS(0)
 	cp := bandwidth(n)
 	read1, readAll := readBandwidth(4*n, 1), readBandwidth(4*n, workers)
-	weightBytes := 4 * float64(m.NumParams())
 	bound = weightBytes / readAll
 	fmt.Fprintf(w, "memory bandwidth: read %.1f GB/s on 1 thread, %.1f GB/s on %d; STREAM-like copy %.1f GB/s (read+write, %d threads); reading the %.0f MB of weights once: %.1f ms\n",
 		read1/1e9, readAll/1e9, workers, cp/1e9, workers, weightBytes/1e6, 1e3*bound)
@@ -400,13 +454,14 @@ func printDecode(w io.Writer, v variant, decode, bound float64) {
 // reportDecode is -decodeonly.
 // With profile set it writes a CPU profile of the timed generations (after
 // the warm-up) there.
-func reportDecode(w io.Writer, m *model.Model, v variant, tiny bool, profile string) error {
+func reportDecode(w io.Writer, m *model.Model, v variant, bw bandwidthSpec, profile string, res *results) error {
 	fmt.Fprintf(w, "grpokit decode: %d params, %d prompts × G=%d of %d tokens, %d new tokens; gemm kernels %v, GOMAXPROCS=%d, %s\n",
 		m.NumParams(), v.prompts, v.g, v.promptLen, v.newTokens, gemm.Active(), runtime.GOMAXPROCS(0), cpuModel())
-	decode, bound, err := decodeAndBound(w, m, v, tiny, profile)
+	decode, bound, err := decodeAndBound(w, m, v, bw, profile)
 	if err != nil {
 		return err
 	}
+	res.DecodeSeconds, res.DecodeBoundSeconds = decode, bound
 	printDecode(w, v, decode, bound)
 	return nil
 }
