@@ -121,7 +121,7 @@ func New(config string) (b backends.Backend, err error) {
 	b, err = backends.NewWithConfig(config)
 	if err != nil {
 		if name != simplego.BackendName {
-			return nil, fmt.Errorf("backend: %q is not available (is its PJRT plugin installed? see README): %w", config, err)
+			return nil, fmt.Errorf("backend: %q is not available (is its PJRT plugin installed? see docs/backends.md): %w", config, err)
 		}
 		return nil, fmt.Errorf("backend: %q: %w", config, err)
 	}
