@@ -32,8 +32,8 @@ const SkipEnv = "GRPOKIT_SKIP_SHARED"
 var fixtures = []string{"golden", "tokenizers", "data"}
 
 // Help says what skips without the fixtures and where they come from.
-const Help = `The golden-reference tests of model, lora, grpo, tokenizer, envs/gsm8k,
-cmd/grpokit and examples skip without them. The fixtures are the project's
+const Help = `The golden-reference tests of model, lora, loss, grpo, tokenizer,
+envs/gsm8k, cmd/grpokit and the examples' scaffolding skip without them. The fixtures are the project's
 shared fixture folder (tiny Hugging Face checkpoints with transformers' and
 TRL's reference numbers, tokenizer files with the Rust library's ids, GSM8K
 and Wordle data), kept beside the checkout at ../shared, never downloaded by
