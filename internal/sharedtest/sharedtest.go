@@ -33,12 +33,13 @@ var fixtures = []string{"golden", "tokenizers", "data"}
 
 // Help says what skips without the fixtures and where they come from.
 const Help = `The golden-reference tests of model, lora, loss, grpo, tokenizer,
-envs/gsm8k, cmd/grpokit and the examples' scaffolding skip without them. The fixtures are the project's
-shared fixture folder (tiny Hugging Face checkpoints with transformers' and
-TRL's reference numbers, tokenizer files with the Rust library's ids, GSM8K
-and Wordle data), kept beside the checkout at ../shared, never downloaded by
-a test: see docs/testing.md. Set ` + SkipEnv + `=1 to run the other tests
-without this failure; CI sets ` + RequireEnv + `=1, where any missing fixture fails.`
+envs/gsm8k, cmd/grpokit and the examples' scaffolding skip without them.
+The fixtures are the project's shared fixture folder (tiny Hugging Face
+checkpoints with transformers' and TRL's reference numbers, tokenizer files
+with the Rust library's ids, GSM8K and Wordle data), kept beside the
+checkout at ../shared, never downloaded by a test: see docs/testing.md.
+Set ` + SkipEnv + `=1 to run the other tests without this failure; CI sets
+` + RequireEnv + `=1, where any missing fixture fails.`
 
 // Find returns the path of ../shared/sub... from the directory holding
 // go.mod above the working directory, or an error saying where it looked.
