@@ -8,7 +8,7 @@
 // moves the game on. Before and after, the model plays held-out words that
 // were never a secret in training, greedily.
 //
-//	go run ./examples/wordle                                   # a few minutes on 2 cores
+//	go run ./examples/wordle                                   # 3,000 warm-start steps, then 40 GRPO steps
 //	go run ./examples/wordle -model ~/models/Qwen2.5-0.5B-Instruct -train lora -lr 1e-5 -sft-steps -1
 //
 // The tiny model sees the board as one token per letter (its colour, the
