@@ -140,6 +140,7 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
+	defer s.Close() // the output folder's lock, taken by Load
 	// The tiny model's replies are constrained to the answer words; a real
 	// checkpoint writes freely and the rewards score what it writes.
 	var trie *model.Trie
@@ -189,6 +190,7 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("wordle: %w", err)
 	}
 	trainer.Progress = out
+	s.Limit(trainer) // memory budget, Go's memory limit, the folder's lock
 	if err := exkit.Resume(trainer, s.From, out); err != nil {
 		return fmt.Errorf("wordle: %w", err)
 	}
