@@ -24,12 +24,11 @@ The first step is reported apart; medians over STEPS (default 3) more.
 TINY=1 shrinks the model to bench/grpostep -tiny's shape (a smoke test).
 DECODE_THREADS (default 1): torch and OpenBLAS threads while decoding (see generate).
 BLAS_THREADS (default 1): OpenBLAS's own threads for the rest of the step,
-beside torch's THREADS (default 2) OpenMP threads. On the 2-core Zen 5 the
-two pools spun against each other: the full step (`VARIANT=full`, medians
-of steps 2-4, 2026-11-23, load ~7 from niced jobs) took 23.8 s with torch 2
-+ OpenBLAS 2, 22.9-27 s with 1 + 2, 17.5-23 s with 2 + 2 and
-OMP_WAIT_POLICY=PASSIVE, 11.6-11.9 s with 1 + 1, 14.6 s with 2 + 1 and
-PASSIVE, and 9.4 s with torch 2 + OpenBLAS 1 (the default here).
+beside torch's THREADS (default 2) OpenMP threads. On a 2-core machine the
+two pools spin against each other. The full step (`VARIANT=full`, medians
+of steps 2-4) in six settings, fastest last: torch 2 + OpenBLAS 2 23.8 s,
+1 + 2 22.9-27 s, 2 + 2 with OMP_WAIT_POLICY=PASSIVE 17.5-23 s, 2 + 1 with
+PASSIVE 14.6 s, 1 + 1 11.6-11.9 s, 2 + 1 9.4 s (the default here).
 Writes JSON {"info", "seconds": {...}, "memory": {"peak_rss_mb"}} to stdout
 (varlen: "seconds" also holds "tokens_per_s", completion tokens per second),
 progress to stderr. Python + torch only; never used by tests or CI.

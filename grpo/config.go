@@ -65,8 +65,8 @@ type Config struct {
 	// optimizer step; dapo, cispo and vespo divide by its token count (see
 	// LOSSES.md). An Env or DropZeroStdGroups needs it to be a multiple of
 	// GradientAccumulationSteps. 0 means TRL's None:
-	// GradientAccumulationSteps (one generation batch per optimizer step,
-	// grpokit's behaviour before it). Set at most one of
+	// GradientAccumulationSteps (one generation batch per optimizer step).
+	// Set at most one of
 	// StepsPerGeneration and GenerationBatchSize. Default 0. TRL 1.10:
 	// steps_per_generation.
 	StepsPerGeneration int `json:"steps_per_generation"`
@@ -81,8 +81,8 @@ type Config struct {
 	// MaxSteps > 0). Default 0. TRL: max_steps (HF's -1 is our 0).
 	MaxSteps int `json:"max_steps"`
 	// NumTrainEpochs is the passes over the Dataset when MaxSteps is 0
-	// (fractions allowed; see TrainSteps). Default 3.0, HF's — this
-	// changed: grpokit before it made one pass. HF: num_train_epochs.
+	// (fractions allowed; see TrainSteps). Default 3.0, HF's. HF:
+	// num_train_epochs.
 	NumTrainEpochs float64 `json:"num_train_epochs"`
 	// EvalStrategy is when Trainer.EvalDataset is evaluated: EvalNo or
 	// EvalByStep (every EvalSteps steps). Default "no". HF: eval_strategy.
@@ -106,8 +106,8 @@ type Config struct {
 	// no limit. Default 512. TRL: max_prompt_length.
 	MaxPromptLength int `json:"max_prompt_length"`
 	// MaxCompletionLength is the most tokens generated per completion.
-	// Default 512, TRL 1.10's (TRL v0.21.0 and grpokit before it: 256).
-	// TRL 1.10: max_completion_length.
+	// Default 512, TRL 1.10's (TRL v0.21.0's: 256). TRL 1.10:
+	// max_completion_length.
 	MaxCompletionLength int `json:"max_completion_length"`
 	// Sampling holds the sampler's settings under TRL's names: temperature
 	// (default 1.0; must be > 0: it also divides the logits of the
@@ -150,9 +150,8 @@ type Config struct {
 	// above 1+EpsilonHigh. Default nil (off). TRL 1.10: delta.
 	Delta *float64 `json:"delta"`
 	// LossType picks the policy term and its normalization; see LossType
-	// and loss/LOSSES.md. Default loss.DAPO, TRL 1.10's default — this changed:
-	// TRL v0.21.0 (and grpokit before it) defaulted to loss.BNPO. TRL 1.10:
-	// loss_type.
+	// and loss/LOSSES.md. Default loss.DAPO, TRL 1.10's default (TRL
+	// v0.21.0's was loss.BNPO). TRL 1.10: loss_type.
 	LossType loss.Type `json:"loss_type"`
 	// ImportanceSamplingLevel forms the importance weight per token or,
 	// loss.LevelSequence (GSPO), once per completion from its mean log-ratio.
@@ -341,9 +340,8 @@ type Config struct {
 }
 
 // DefaultConfig returns TRL 1.10's GRPOConfig defaults, with BatchSize 8
-// and G 8 (one prompt per step). Against TRL v0.21.0 (grpokit's earlier
-// defaults) LossType is now loss.DAPO (was loss.BNPO) and MaxCompletionLength
-// 512 (was 256).
+// and G 8 (one prompt per step). TRL v0.21.0's defaults differ in
+// LossType (loss.BNPO) and MaxCompletionLength (256).
 func DefaultConfig() Config {
 	return Config{
 		NumGenerations:            8,

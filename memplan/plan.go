@@ -93,7 +93,7 @@ type Plan struct {
 }
 
 // Calibration of the estimate, measured with bench/memory on the
-// workloads of its README (see there): floats kept per token and layer for
+// workloads of bench/README.md: floats kept per token and layer for
 // the backward pass, per hidden unit (residual stream, norms, projections'
 // outputs), per MLP unit (gate, up, their activation and product), per
 // query/key/value unit and per attention score (scores and probabilities).

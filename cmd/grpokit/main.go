@@ -1,7 +1,7 @@
 // Command grpokit trains, runs, merges and evaluates language models with
 // GRPO from a config file, for people who would rather not write Go:
 //
-//	go install github.com/grpokit/grpokit/cmd/grpokit@latest
+//	go install ./cmd/grpokit    # from a clone (the module is not yet published at its path)
 //	grpokit train -config run.yaml          # GRPO (TRL's GRPOConfig names)
 //	grpokit generate -model runs/x/final -prompt "2+2="
 //	grpokit chat -model DIR [-adapter DIR]

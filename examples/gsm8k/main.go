@@ -18,6 +18,6 @@
 // status 130 or 143).
 package main
 
-import "github.com/grpokit/grpokit/examples/internal/exkit"
+import "github.com/grpokit/grpokit/internal/exkit"
 
 func main() { exkit.Main(defaults(), parse, run) }

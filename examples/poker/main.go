@@ -27,6 +27,6 @@
 // -resume goes on from it.
 package main
 
-import "github.com/grpokit/grpokit/examples/internal/exkit"
+import "github.com/grpokit/grpokit/internal/exkit"
 
 func main() { exkit.Main(defaults(), parse, run) }

@@ -20,8 +20,8 @@ import (
 	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/envs/wordle"
-	"github.com/grpokit/grpokit/examples/internal/exkit"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/internal/exkit"
 	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/model"
 )
@@ -74,7 +74,7 @@ type config struct {
 	// that the board rules out at its position gets a lower advantage than
 	// the letters that fit; 0 turns it off. The default 1 cut repeated
 	// guesses and, from the same warm starts, ended 3.5 points above GRPO
-	// without it on both seeds (examples/README.md).
+	// without it on both seeds (README.md).
 	LetterCredit float64 `json:"letter_credit"`
 	// Weights weigh the move rewards in GRPO's advantages (default
 	// grpoWeights); all zero means wordle.DefaultWeights.
@@ -89,11 +89,11 @@ type config struct {
 	EvalSamples int `json:"eval_samples"`
 }
 
-// defaults are the settings of `go run ./examples/wordle`. The budget is
+// defaults are the settings of `go run ./research/wordle`. The budget is
 // counted in steps, not minutes, so that a loaded machine gives the same
 // run, only later: 12,000 warm-start steps and 200 GRPO steps took 14.7
 // minutes on the idle 2-core CPU (7.8 of them the warm start and first
-// evaluation), 28 with two runs side by side (see examples/README.md).
+// evaluation), 28 with two runs side by side (see README.md).
 // The warm start's length is what decides the win rate (2,000 steps:
 // about 23% of held-out games won; 8,000: 55%; 12,000: 53–59%); GRPO
 // adds 2.5 points to it on held-out answers (both seeds).
@@ -112,7 +112,7 @@ func defaults() config {
 // on the board: on training answers that the warm start has seen they
 // reward remembering the answer, which does not carry over to held-out
 // words, and they drown the board's own signal (with them GRPO lowered
-// held-out wins; see examples/README.md). A consistent guess is the move
+// held-out wins; see README.md). A consistent guess is the move
 // that can win, so consistency is what a player needs to learn.
 func grpoWeights() wordle.Weights {
 	return wordle.Weights{Format: 0.2, Valid: 0.2, Consistent: 1, Fit: 2}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/envs/wordle"
-	"github.com/grpokit/grpokit/examples/internal/exkit"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/internal/exkit"
 )
 
 // statePool is GRPO's single-move data in the "states" mode: the boards

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/grpokit/grpokit/envs/wordle"
-	"github.com/grpokit/grpokit/examples/internal/exkit"
+	"github.com/grpokit/grpokit/internal/exkit"
 	"github.com/grpokit/grpokit/reward"
 )
 
