@@ -26,6 +26,7 @@
 package rewardmodel
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -171,20 +172,13 @@ func Load(dir string, opts *Options) (*Model, error) {
 	if v := m.Config().VocabSize; tok.PAD < 0 || tok.PAD >= v {
 		return nil, fmt.Errorf("rewardmodel: %s: pad token id %d outside the vocabulary (%d)", dir, tok.PAD, v)
 	}
-	rm := &Model{dir: dir, m: m, tok: tok, pad: tok.PAD, batch: cmpInt(opts.BatchSize, DefaultBatchSize),
+	rm := &Model{dir: dir, m: m, tok: tok, pad: tok.PAD, batch: cmp.Or(opts.BatchSize, DefaultBatchSize),
 		score: tensors.FromFlatDataAndDimensions(w, 1, len(w)), chatVars: opts.ChatTemplateKwargs}
 	for v := range m.Context().IterVariables() {
 		rm.heldBytes += int64(v.Shape().Memory())
 	}
 	rm.heldBytes += int64(4 * len(w))
 	return rm, nil
-}
-
-func cmpInt(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // Dir returns the folder the model was loaded from.
@@ -215,7 +209,7 @@ func (m *Model) MemoryBytes(rows, tokens int) (weights, forward int64) {
 // intermediates at a time beside the residual stream, and the attention
 // scores.
 func ForwardBytes(c model.Config, batchSize, rows, tokens int) int64 {
-	B, T := int64(min(max(rows, 0), cmpInt(batchSize, DefaultBatchSize))), int64(bucket(max(tokens, 1)))
+	B, T := int64(min(max(rows, 0), cmp.Or(batchSize, DefaultBatchSize))), int64(bucket(max(tokens, 1)))
 	H, I := int64(c.HiddenSize), int64(c.IntermediateSize)
 	qkv := int64(c.NumAttentionHeads+2*c.NumKeyValueHeads) * int64(c.HeadDim)
 	scores := 2 * int64(c.NumAttentionHeads) * T // scores and probabilities
