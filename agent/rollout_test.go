@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/grpokit/grpokit/reward"
 	"github.com/grpokit/grpokit/tokenizer"
 )
 
@@ -278,5 +279,30 @@ func TestRunnerErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want %q", tc.cfg, err, tc.want)
 		}
+	}
+}
+
+func TestEnvReward(t *testing.T) {
+	env, _ := newCounterEnv()
+	env.(*counterEnv).n = 4
+	s := reward.Sample{Env: env, Trajectory: RewardMessages([]tokenizer.Message{
+		{Role: "assistant", Content: "", Extra: map[string]any{"text": "<call>count</call>"}},
+		{Role: "tool", Content: "4", Extra: map[string]any{"name": "count"}},
+		{Role: "assistant", Content: "four"},
+	})}
+	if got := EnvReward().Score(s); got != 4 {
+		t.Errorf("EnvReward = %v, want 4", got)
+	}
+	if got := EnvReward().Score(reward.Sample{}); got != 0 {
+		t.Errorf("EnvReward without an environment = %v, want 0", got)
+	}
+	if got := s.Final(); got != "four" {
+		t.Errorf("Final = %q, want four", got)
+	}
+	if s.Trajectory[1].Name != "count" {
+		t.Errorf("tool message name %q", s.Trajectory[1].Name)
+	}
+	if got := (reward.Sample{Completion: "x"}).Final(); got != "x" {
+		t.Errorf("Final without messages = %q", got)
 	}
 }
