@@ -207,6 +207,9 @@ func NewRunner(gen Generator, r *Renderer, cfg Config, tools []*Tool, factory En
 	return run, nil
 }
 
+// Renderer returns the runner's renderer.
+func (run *Runner) Renderer() *Renderer { return run.r }
+
 // Tools returns the tools every trajectory is offered (stateless tools,
 // then the environment's), as the prompt declares them.
 func (run *Runner) Tools() []*Tool {
