@@ -32,6 +32,9 @@ type Turn struct {
 type Config struct {
 	// NumGenerations is the number of trajectories per prompt (GRPO's G).
 	NumGenerations int
+	// MaxPromptLength keeps the last MaxPromptLength tokens of a longer
+	// rendered prompt (as TRL truncates on the left); 0 means no limit.
+	MaxPromptLength int
 	// MaxCompletionLength bounds each trajectory's tokens after the prompt:
 	// the model's and the inserted ones together, as TRL's
 	// max_completion_length. A tool result whose insertion would pass it is
@@ -272,6 +275,9 @@ func (run *Runner) Rollout(ctx context.Context, prompts []Prompt, seed uint64) (
 		ids, err := run.r.PromptIDs(p, ts.Tools())
 		if err != nil {
 			return nil, fmt.Errorf("agent: prompt %d: %w", i, err)
+		}
+		if m := run.cfg.MaxPromptLength; m > 0 && len(ids) > m {
+			ids = ids[len(ids)-m:]
 		}
 		t.PromptIDs = ids
 		rows[k] = &rowState{traj: t, tools: ts}
