@@ -32,6 +32,12 @@ type Tools struct {
 	Timeout time.Duration
 }
 
+// chatPolicy is a policy that renders chats with a tokenizer (LMPolicy).
+type chatPolicy interface {
+	Tokenizer() *tokenizer.Pretrained
+	ChatOptions() tokenizer.ChatOptions
+}
+
 // toolRun is the trainer's tool setup: the runner and its generator.
 type toolRun struct {
 	runner *agent.Runner
@@ -54,12 +60,12 @@ func (t *Trainer) SetTools(tools Tools) error {
 	}
 	r := tools.Renderer
 	if r == nil {
-		lp, ok := t.policy.(*LMPolicy)
-		if !ok || lp.tok == nil {
+		cp, ok := t.policy.(chatPolicy)
+		if !ok || cp.Tokenizer() == nil {
 			return fmt.Errorf("grpo: SetTools: policy %T has no tokenizer: give Tools.Renderer", t.policy)
 		}
 		var err error
-		if r, err = agent.NewRenderer(lp.tok, agent.RendererOptions{Format: tools.Format, Vars: lp.opts.ChatOptions.Vars}); err != nil {
+		if r, err = agent.NewRenderer(cp.Tokenizer(), agent.RendererOptions{Format: tools.Format, Vars: cp.ChatOptions().Vars}); err != nil {
 			return fmt.Errorf("grpo: SetTools: %w", err)
 		}
 	}

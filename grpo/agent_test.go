@@ -210,3 +210,36 @@ func weights(t *testing.T, v *mlctx.Variable) []float32 {
 	}
 	return tensors.MustCopyFlatData[float32](x)
 }
+
+// SetTools refuses, before step 0, a template that cannot render tools
+// and settings it cannot honour.
+func TestSetToolsErrors(t *testing.T) {
+	p := newToolLM(t)
+	cfg := toolConfig(t)
+	tr, err := grpo.NewTrainer(p, cfg, reward.Named{Name: "product", Weight: 1, Scorer: product})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The tiny model's ChatML template has no tools: no format detected.
+	err = tr.SetTools(grpo.Tools{Tools: []*agent.Tool{agent.Calculator()}})
+	if err == nil || !strings.Contains(err.Error(), "no tool-call format grpokit knows") {
+		t.Errorf("SetTools with a template without tools: %v", err)
+	}
+	err = tr.SetTools(grpo.Tools{Tools: []*agent.Tool{agent.Calculator()}, Format: agent.Hermes{}})
+	if err == nil || !strings.Contains(err.Error(), "drops the assistant's tool call") {
+		t.Errorf("SetTools with Hermes on a template without tools: %v", err)
+	}
+	err = tr.SetTools(grpo.Tools{Format: agent.Plain{}})
+	if err == nil || !strings.Contains(err.Error(), "no tools") {
+		t.Errorf("SetTools without tools: %v", err)
+	}
+	cfg.EvalStrategy, cfg.EvalSteps = grpo.EvalByStep, 1
+	tr, err = grpo.NewTrainer(p, cfg, reward.Named{Name: "product", Weight: 1, Scorer: product})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tr.SetTools(grpo.Tools{Tools: []*agent.Tool{agent.Calculator()}, Format: agent.Plain{}})
+	if err == nil || !strings.Contains(err.Error(), "eval_strategy") {
+		t.Errorf("SetTools with eval_strategy steps: %v", err)
+	}
+}
