@@ -159,13 +159,20 @@ func (Hermes) Name() string { return "hermes" }
 // Parse reads every <tool_call>…</tool_call>; an unclosed one is a
 // malformed call.
 func (Hermes) Parse(text string) (string, []Call) {
-	const open, closeTag = "<tool_call>", "</tool_call>"
+	content, calls := blocks(text, "<tool_call>", "</tool_call>", func(body, raw string) Call {
+		return readCall(strings.TrimSpace(body), raw)
+	})
+	return strings.TrimRight(content, "\n"), calls
+}
+
+// blocks finds every open…closeTag block of text and reads each with
+// read (body inside the tags, raw the block as written); an unclosed last
+// block is a malformed call. content is the text before the first block.
+func blocks(text, open, closeTag string, read func(body, raw string) Call) (content string, calls []Call) {
 	i := strings.Index(text, open)
 	if i < 0 {
 		return text, nil
 	}
-	content := strings.TrimRight(text[:i], "\n")
-	var calls []Call
 	for rest := text[i:]; ; {
 		j := strings.Index(rest, open)
 		if j < 0 {
@@ -174,13 +181,13 @@ func (Hermes) Parse(text string) (string, []Call) {
 		rest = rest[j+len(open):]
 		k := strings.Index(rest, closeTag)
 		if k < 0 {
-			calls = append(calls, Call{Raw: open + rest, Err: errors.New("<tool_call> is not closed by </tool_call>")})
+			calls = append(calls, Call{Raw: open + rest, Err: fmt.Errorf("%s is not closed by %s", open, closeTag)})
 			break
 		}
-		calls = append(calls, readCall(strings.TrimSpace(rest[:k]), open+rest[:k]+closeTag))
+		calls = append(calls, read(rest[:k], open+rest[:k]+closeTag))
 		rest = rest[k+len(closeTag):]
 	}
-	return content, calls
+	return text[:i], calls
 }
 
 // Llama3 is the format of Llama 3.1 and 3.2 with their JSON tool calls:
@@ -251,28 +258,10 @@ func (Gemma) Declare(tools []*Tool) string {
 
 // Parse reads every ```tool_code block; an unclosed one is a malformed call.
 func (Gemma) Parse(text string) (string, []Call) {
-	const open, fence = "```tool_code", "```"
-	i := strings.Index(text, open)
-	if i < 0 {
-		return text, nil
-	}
-	content := strings.TrimRight(text[:i], "\n ")
-	var calls []Call
-	for rest := text[i:]; ; {
-		j := strings.Index(rest, open)
-		if j < 0 {
-			break
-		}
-		rest = rest[j+len(open):]
-		k := strings.Index(rest, fence)
-		if k < 0 {
-			calls = append(calls, Call{Raw: open + rest, Err: errors.New("```tool_code block is not closed by ```")})
-			break
-		}
-		calls = append(calls, readCall(strings.TrimSpace(rest[:k]), open+rest[:k]+fence))
-		rest = rest[k+len(fence):]
-	}
-	return content, calls
+	content, calls := blocks(text, "```tool_code", "```", func(body, raw string) Call {
+		return readCall(strings.TrimSpace(body), raw)
+	})
+	return strings.TrimRight(content, "\n "), calls
 }
 
 // AssistantMessage is the model turn as generated.
@@ -316,27 +305,9 @@ func (Plain) Declare(tools []*Tool) string { return "" }
 
 // Parse reads every <call>…</call>.
 func (Plain) Parse(text string) (string, []Call) {
-	const open, closeTag = "<call>", "</call>"
-	i := strings.Index(text, open)
-	if i < 0 {
-		return text, nil
-	}
-	content := text[:i]
-	var calls []Call
-	for rest := text[i:]; ; {
-		j := strings.Index(rest, open)
-		if j < 0 {
-			break
-		}
-		rest = rest[j+len(open):]
-		k := strings.Index(rest, closeTag)
-		if k < 0 {
-			calls = append(calls, Call{Raw: open + rest, Err: errors.New("<call> is not closed by </call>")})
-			break
-		}
-		body := strings.TrimSpace(rest[:k])
-		c := Call{Raw: open + rest[:k] + closeTag}
-		name, args, _ := strings.Cut(body, " ")
+	return blocks(text, "<call>", "</call>", func(body, raw string) Call {
+		c := Call{Raw: raw}
+		name, args, _ := strings.Cut(strings.TrimSpace(body), " ")
 		c.Name = name
 		args = strings.TrimSpace(args)
 		switch {
@@ -347,10 +318,8 @@ func (Plain) Parse(text string) (string, []Call) {
 		case args != "":
 			c.Arguments, _ = json.Marshal(args)
 		}
-		calls = append(calls, c)
-		rest = rest[k+len(closeTag):]
-	}
-	return content, calls
+		return c
+	})
 }
 
 // AssistantMessage is the turn as generated.
