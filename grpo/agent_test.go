@@ -3,14 +3,14 @@ package grpo_test
 import (
 	"context"
 	"errors"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/agent"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/grpokit/grpokit/agent"
 	"reflect"
 	"strings"
 	"time"
 
+	"github.com/grpokit/grpokit/agent"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/strictcfg"

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/grpokit/grpokit/agent"
 	"io"
 	"io/fs"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/grpokit/grpokit/agent"
 	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
