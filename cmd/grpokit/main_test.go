@@ -943,7 +943,7 @@ func TestTrainTools(t *testing.T) {
 	for _, tc := range []struct{ edit, want string }{
 		{"tools: [python]\n", `tools: agent: no built-in tool "python" (have: calculator, dates)`},
 		{"tools: [calculator]\ntool_call_format: xml\n", `tool_call_format: "xml": want hermes, llama3, gemma or plain`},
-		{"tools: [calculator]\nmax_tool_calling_iterations: -1\n", "MaxToolCallingIterations = -1: must be ≥ 0"},
+		{"tools: [calculator]\nmax_tool_calling_iterations: -1\n", "max_tool_calling_iterations = -1: must be ≥ 0"},
 	} {
 		bad := toyRun(t, t.TempDir(), false, 1)
 		rewriteConfig(t, bad, func(body string) string { return tc.edit + body })
