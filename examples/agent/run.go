@@ -80,6 +80,7 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
+	defer s.Close()
 	var constraint model.Constraint
 	if cfg.ForceFormat && !s.Tiny {
 		if constraint, err = forcedFormat(s); err != nil {
@@ -158,6 +159,7 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	trainer.Progress = out
+	s.Limit(trainer)
 	if err := trainer.SetTools(tools); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
