@@ -15,8 +15,8 @@ import (
 	"github.com/grpokit/grpokit/agent"
 	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/dataset"
-	"github.com/grpokit/grpokit/internal/exkit"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/internal/exkit"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 )
