@@ -109,6 +109,12 @@ type Config struct {
 	// Default 512, TRL 1.10's (TRL v0.21.0's: 256). TRL 1.10:
 	// max_completion_length.
 	MaxCompletionLength int `json:"max_completion_length"`
+	// MaxToolCallingIterations bounds the rounds of tool calls in one
+	// trajectory when the trainer has tools (Trainer.SetTools); 0 means no
+	// bound but MaxCompletionLength, which bounds a whole trajectory (the
+	// model's tokens and the inserted ones). Default 0 (TRL's None). TRL
+	// 1.10: max_tool_calling_iterations.
+	MaxToolCallingIterations int `json:"max_tool_calling_iterations"`
 	// Sampling holds the sampler's settings under TRL's names: temperature
 	// (default 1.0; must be > 0: it also divides the logits of the
 	// log-probs), top_p (default 1.0, all tokens; in (0, 1]), top_k
@@ -455,6 +461,9 @@ func (c Config) Validate() error {
 
 	if c.NumGenerations < 2 {
 		bad("NumGenerations", c.NumGenerations, "must be at least 2 (advantages compare completions of one prompt)")
+	}
+	if c.MaxToolCallingIterations < 0 {
+		bad("MaxToolCallingIterations", c.MaxToolCallingIterations, "must be ≥ 0 (0: no bound)")
 	}
 	if c.LogitsChunkSize < 0 {
 		bad("LogitsChunkSize", c.LogitsChunkSize, "must be at least 0 (0 picks)")

@@ -130,6 +130,12 @@ func (p *LMPolicy) Constraint() model.Constraint { return p.opts.Constraint }
 // Model returns the policy's model.
 func (p *LMPolicy) Model() *model.Model { return p.model }
 
+// Tokenizer returns the policy's tokenizer (nil if it has none).
+func (p *LMPolicy) Tokenizer() *tokenizer.Pretrained { return p.tok }
+
+// ChatOptions returns the chat-template options prompts are rendered with.
+func (p *LMPolicy) ChatOptions() tokenizer.ChatOptions { return p.opts.ChatOptions }
+
 // Adapter returns the LoRA adapter, nil for full fine-tuning.
 func (p *LMPolicy) Adapter() *lora.Adapter { return p.adapter }
 

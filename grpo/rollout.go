@@ -35,6 +35,8 @@ type rewardTally struct {
 	stray            []int // calls still running past their timeout after the last scoring
 	generate, reward time.Duration
 	dynamic          dynamicDraws
+	// tool calls, failed calls and model turns of trajectories (SetTools)
+	toolCalls, toolFailures, turns int
 }
 
 // generateOptions returns the sampling options for a seed.
@@ -50,31 +52,11 @@ func (t *Trainer) generateOptions(seed uint64) GenerateOptions {
 
 // generateAndScore samples G completions of each prompt and scores them.
 func (t *Trainer) generateAndScore(ctx context.Context, prompts []dataset.Example, turn int, episodes []int, seed uint64, tally *rewardTally) ([]*row, error) {
-	g := t.cfg.NumGenerations
-	start := time.Now()
-	comps, err := t.policy.Generate(ctx, prompts, g, t.generateOptions(seed))
-	tally.generate += time.Since(start)
+	rows, samples, err := t.generate(ctx, prompts, turn, episodes, seed, tally)
 	if err != nil {
-		return nil, fmt.Errorf("grpo: generate: %w", err)
+		return nil, err
 	}
-	if len(comps) != len(prompts)*g {
-		return nil, fmt.Errorf("grpo: generate returned %d completions for %d prompts × %d", len(comps), len(prompts), g)
-	}
-	samples := make([]reward.Sample, len(comps))
-	rows := make([]*row, len(comps))
-	for i, c := range comps {
-		ex := prompts[i/g]
-		if len(c.IDs) == 0 {
-			return nil, fmt.Errorf("grpo: generate returned an empty completion (%d of prompt %d)", i%g, i/g)
-		}
-		samples[i] = reward.Sample{Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Turn: turn, Meta: ex.Meta, CompletionIDs: c.IDs,
-			Messages: rewardMessages(ex.Messages)}
-		rows[i] = &row{
-			Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Turn: turn, Episode: episodes[i/g],
-			Truncated: c.Truncated, PromptIDs: c.PromptIDs, IDs: c.IDs,
-		}
-	}
-	start = time.Now()
+	start := time.Now()
 	res, err := t.eval.Evaluate(ctx, samples)
 	tally.reward += time.Since(start)
 	if err != nil {
@@ -99,6 +81,39 @@ func (t *Trainer) generateAndScore(ctx context.Context, prompts []dataset.Exampl
 		}
 	}
 	return rows, nil
+}
+
+// generate samples G completions of each prompt (with tools, G
+// trajectories) and returns their rows and reward samples.
+func (t *Trainer) generate(ctx context.Context, prompts []dataset.Example, turn int, episodes []int, seed uint64, tally *rewardTally) ([]*row, []reward.Sample, error) {
+	g := t.cfg.NumGenerations
+	start := time.Now()
+	defer func() { tally.generate += time.Since(start) }()
+	if t.tools != nil {
+		return t.trajectories(ctx, prompts, turn, episodes, seed, tally)
+	}
+	comps, err := t.policy.Generate(ctx, prompts, g, t.generateOptions(seed))
+	if err != nil {
+		return nil, nil, fmt.Errorf("grpo: generate: %w", err)
+	}
+	if len(comps) != len(prompts)*g {
+		return nil, nil, fmt.Errorf("grpo: generate returned %d completions for %d prompts × %d", len(comps), len(prompts), g)
+	}
+	samples := make([]reward.Sample, len(comps))
+	rows := make([]*row, len(comps))
+	for i, c := range comps {
+		ex := prompts[i/g]
+		if len(c.IDs) == 0 {
+			return nil, nil, fmt.Errorf("grpo: generate returned an empty completion (%d of prompt %d)", i%g, i/g)
+		}
+		samples[i] = reward.Sample{Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Turn: turn, Meta: ex.Meta, CompletionIDs: c.IDs,
+			Messages: rewardMessages(ex.Messages)}
+		rows[i] = &row{
+			Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Turn: turn, Episode: episodes[i/g],
+			Truncated: c.Truncated, PromptIDs: c.PromptIDs, IDs: c.IDs,
+		}
+	}
+	return rows, samples, nil
 }
 
 // datasetSource draws PromptsPerGeneration examples per rollout batch.
@@ -275,8 +290,8 @@ func rolloutMetrics(t *Trainer, rows []*row, adv loss.Advantages, tally rewardTa
 	minTerm, maxTerm, sumTerm, nTerm, truncated := math.Inf(1), 0.0, 0.0, 0.0, 0.0
 	for i, r := range rows {
 		totals[i] = r.Reward
-		l := float64(len(r.IDs))
-		stepTokens += l + float64(len(r.PromptIDs))
+		stepTokens += float64(len(r.IDs) + len(r.PromptIDs))
+		l := float64(r.modelTokens()) // as TRL: a trajectory's inserted tokens are not its length
 		minLen, maxLen, sumLen = min(minLen, l), max(maxLen, l), sumLen+l
 		if r.Truncated {
 			truncated++
@@ -316,6 +331,14 @@ func rolloutMetrics(t *Trainer, rows []*row, adv loss.Advantages, tally rewardTa
 		m["completions/max_terminated_length"] = 0
 	}
 	m["rollouts"] = n
+	if t.tools != nil {
+		m["tools/call_frequency"] = float64(tally.toolCalls) / n
+		m["tools/failure_frequency"] = 0
+		if tally.toolCalls > 0 {
+			m["tools/failure_frequency"] = float64(tally.toolFailures) / float64(tally.toolCalls)
+		}
+		m["tools/turns_per_trajectory"] = float64(tally.turns) / n
+	}
 	if t.cfg.DynamicSampling {
 		m["dynamic_sampling/groups_drawn"] = float64(tally.dynamic.drawn)
 		m["dynamic_sampling/groups_dropped"] = float64(tally.dynamic.dropped)

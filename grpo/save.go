@@ -379,7 +379,8 @@ func (mb *microBatch) check() error {
 	}
 	bl, bc := mb.B*(mb.P+mb.C), mb.B*mb.C
 	ok := len(mb.Tokens) == bl && len(mb.Mask) == bl && len(mb.LossMask) == bc && len(mb.Weights) == bc &&
-		(len(mb.Adv) == mb.B && !mb.TokenAdv || len(mb.Adv) == bc && mb.TokenAdv) && (mb.Old == nil || len(mb.Old) == bc) && (mb.Ref == nil || len(mb.Ref) == bc)
+		(len(mb.Adv) == mb.B && !mb.TokenAdv || len(mb.Adv) == bc && mb.TokenAdv) && (mb.Old == nil || len(mb.Old) == bc) && (mb.Ref == nil || len(mb.Ref) == bc) &&
+		(mb.ToolMask == nil || len(mb.ToolMask) == bc)
 	if !ok {
 		return fmt.Errorf("tensor lengths do not match B %d, P %d, C %d", mb.B, mb.P, mb.C)
 	}

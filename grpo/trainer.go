@@ -77,6 +77,9 @@ type Trainer struct {
 	constraint model.Constraint
 	// tokenCredit adds token-level advantages (SetTokenCredit); nil for none.
 	tokenCredit *TokenCredit
+	// tools makes completions tool-calling trajectories (SetTools); nil
+	// for none.
+	tools *toolRun
 
 	// Training graphs by mode: one micro-batch per step (fused), the first
 	// micro-batches of a step (accumulate), its last one (final).
@@ -248,6 +251,9 @@ func (t *Trainer) TrainEnv(ctx context.Context, env Env) error {
 	}
 	if t.cfg.DynamicSampling {
 		return errors.New("grpo: TrainEnv: Config.DynamicSampling works with Train (a dataset.Dataset) only")
+	}
+	if t.tools != nil {
+		return errors.New("grpo: TrainEnv: tools (SetTools) work with Train; a game whose moves call tools gives them to the model through its Env's prompts")
 	}
 	if !t.cfg.stepsInOneGeneration() {
 		return fmt.Errorf("grpo: TrainEnv: Config.StepsPerGeneration (%d) must be a multiple of GradientAccumulationSteps (%d) for an Env (an episode's later turns make the steps' sizes vary)",

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grpokit/grpokit/agent"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/strictcfg"
@@ -42,6 +43,14 @@ type runConfig struct {
 	// Backend is the GoMLX backend ("go", "xla:cpu", ...); "" uses
 	// $GOMLX_BACKEND, else the pure-Go one.
 	Backend string `json:"backend"`
+	// Tools are built-in tools by name (calculator, dates) the model may
+	// call: every completion becomes a tool-calling trajectory, bounded by
+	// max_tool_calling_iterations and max_completion_length.
+	Tools []string `json:"tools"`
+	// ToolCallFormat is how the model writes calls: hermes (Qwen2.5,
+	// Qwen3), llama3 (Llama 3.1, 3.2), gemma or plain (a tiny model); ""
+	// detects it from the chat template (plain for a tiny model).
+	ToolCallFormat string `json:"tool_call_format"`
 
 	// notes say which of TRL's keys in the file have no effect here.
 	notes []string
@@ -269,6 +278,17 @@ func (c *runConfig) validate() error {
 	if q := m.BnB4bitQuantType; q != "" && !strings.EqualFold(q, "nf4") {
 		bad("model.bnb_4bit_quant_type %q: only nf4 is supported", q)
 	}
+	for _, name := range c.Tools {
+		if _, err := agent.Builtin(name); err != nil {
+			bad("tools: %v", err)
+		}
+	}
+	if _, err := toolFormat(c.ToolCallFormat); err != nil {
+		bad("tool_call_format: %v", err)
+	}
+	if len(c.Tools) > 0 && c.EvalStrategy == grpo.EvalByStep {
+		bad("tools: eval_strategy steps evaluates single turns without tools; use eval_strategy no with tools")
+	}
 	if (c.Dataset.Path == "") == (c.Dataset.Builtin == "") {
 		bad("dataset: give exactly one of path and builtin")
 	}
@@ -326,3 +346,20 @@ func (e *keyError) Error() string {
 	return fmt.Sprintf("grpokit: config: %s = %v: %s", e.key, e.fe.Value, e.fe.Reason)
 }
 func (e *keyError) Unwrap() error { return e.fe }
+
+// toolFormat is the agent.Format named name; nil for "" (detect).
+func toolFormat(name string) (agent.Format, error) {
+	switch strings.ToLower(name) {
+	case "":
+		return nil, nil
+	case "hermes":
+		return agent.Hermes{}, nil
+	case "llama3":
+		return agent.Llama3{}, nil
+	case "gemma":
+		return agent.Gemma{}, nil
+	case "plain":
+		return agent.Plain{}, nil
+	}
+	return nil, fmt.Errorf("%q: want hermes, llama3, gemma or plain (or leave it out to detect it from the chat template)", name)
+}

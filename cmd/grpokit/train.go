@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/grpokit/grpokit/agent"
 	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
@@ -238,6 +239,10 @@ func (s *setup) evaluate(ctx context.Context, c *runConfig, label string, out io
 	if c.Eval.N == 0 {
 		return nil
 	}
+	if len(c.Tools) > 0 {
+		fmt.Fprintf(out, "%s: no evaluation (eval runs single turns; with tools, evaluate trajectories in Go with agent.Runner)\n", label)
+		return nil
+	}
 	res, err := grpo.Evaluate(ctx, s.policy, s.eval, s.rewards, grpo.EvalOptions{
 		MaxCompletionLength: cmp.Or(c.Eval.MaxCompletionLength, c.MaxCompletionLength), MaxPromptLength: c.MaxPromptLength})
 	if err != nil {
@@ -304,6 +309,11 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	if c.MaxSteps == 0 {
 		fmt.Fprintf(out, "grpokit: max_steps 0: training num_train_epochs = %g passes over %d examples, %d steps\n",
 			c.NumTrainEpochs, len(s.train), c.TrainSteps(len(s.train)))
+	}
+	if len(c.Tools) > 0 {
+		if err := setTools(tr, &c, s, out); err != nil {
+			return err
+		}
 	}
 	// eval_strategy: steps evaluates the eval set (eval.n examples of
 	// eval_path, else of path) every eval_steps steps, into metrics.jsonl.
@@ -408,4 +418,28 @@ func warmStart(ctx context.Context, c *runConfig, s *setup, out io.Writer) error
 		return err
 	}
 	return st.Release()
+}
+
+// setTools gives the trainer the config's built-in tools.
+func setTools(tr *grpo.Trainer, c *runConfig, s *setup, out io.Writer) error {
+	var tools []*agent.Tool
+	for _, name := range c.Tools {
+		t, err := agent.Builtin(name)
+		if err != nil {
+			return fmt.Errorf("grpokit: config: tools: %w", err)
+		}
+		tools = append(tools, t)
+	}
+	format, err := toolFormat(c.ToolCallFormat)
+	if err != nil {
+		return fmt.Errorf("grpokit: config: tool_call_format: %w", err)
+	}
+	if format == nil && s.tiny {
+		format = agent.Plain{}
+	}
+	if err := tr.SetTools(grpo.Tools{Tools: tools, Format: format}); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "tools: %s; every completion is a trajectory (max_tool_calling_iterations %d, 0 = no bound)\n", strings.Join(c.Tools, ", "), c.MaxToolCallingIterations)
+	return nil
 }

@@ -76,7 +76,6 @@ var grpo = map[string]rule{
 	"sync_ref_model":                          only("false", "the reference model stays the initial policy (TR-DPO's reference syncing is not implemented)"),
 	"ref_model_mixup_alpha":                   inert("0.6", "used only with sync_ref_model"),
 	"ref_model_sync_steps":                    inert("512", "used only with sync_ref_model"),
-	"max_tool_calling_iterations":             only("null", "tool calls and other multi-turn rollouts are a grpo.Env written in Go"),
 	"log_multimodal":                          inert("true", "log_completions writes every rollout to output_dir/rollouts.jsonl"),
 	"num_completions_to_print":                inert("null", "log_completions writes every rollout to output_dir/rollouts.jsonl"),
 	"log_unique_prompts":                      inert("false", "log_completions writes every rollout to output_dir/rollouts.jsonl"),
