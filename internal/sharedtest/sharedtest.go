@@ -2,13 +2,13 @@
 // (seen from the repository root: golden checkpoints, tokenizer references,
 // data sets; docs/testing.md says what they are and where they come from).
 //
-// Without them a test that needs one skips, naming the path it looked at.
-// Because `go test ./...` hides the output of passing packages, one test of
-// this package (TestFixturesPresent) fails instead, once for the whole run,
-// and says which tests skip and where the fixtures come from; set
-// GRPOKIT_SKIP_SHARED=1 to accept running without them. Where
-// GRPOKIT_REQUIRE_SHARED=1 (CI sets it) every missing fixture fails its
-// test, so that a golden test can never pass by skipping.
+// Without them a test that needs one skips, naming the path it looked at,
+// and one test of this package (TestFixturesPresent) says in one message
+// which tests skip and where the fixtures come from (`go test -v -run
+// TestFixturesPresent ./internal/sharedtest` shows it: `go test ./...`
+// hides the output of passing packages). Where GRPOKIT_REQUIRE_SHARED=1
+// (CI sets it) every missing fixture fails its test, so that a golden test
+// can never pass by skipping.
 package sharedtest
 
 import (
@@ -23,11 +23,6 @@ import (
 // a skip into a failure.
 const RequireEnv = "GRPOKIT_REQUIRE_SHARED"
 
-// SkipEnv is the environment variable that accepts a run without the
-// fixtures: TestFixturesPresent then skips instead of failing (RequireEnv
-// wins over it).
-const SkipEnv = "GRPOKIT_SKIP_SHARED"
-
 // fixtures are the folders of ../shared that the tests read.
 var fixtures = []string{"golden", "tokenizers", "data"}
 
@@ -38,8 +33,7 @@ The fixtures are the project's shared fixture folder (tiny Hugging Face
 checkpoints with transformers' and TRL's reference numbers, tokenizer files
 with the Rust library's ids, GSM8K and Wordle data), kept beside the
 checkout at ../shared, never downloaded by a test: see docs/testing.md.
-Set ` + SkipEnv + `=1 to run the other tests without this failure; CI sets
-` + RequireEnv + `=1, where any missing fixture fails.`
+CI sets ` + RequireEnv + `=1, where any missing fixture fails.`
 
 // Find returns the path of ../shared/sub... from the directory holding
 // go.mod above the working directory, or an error saying where it looked.
