@@ -285,3 +285,19 @@ func show(v any) string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// Default returns the default this package holds for a TRL key that
+// grpokit's config has no field for (path as for Check), as JSON, and
+// whether the key has one: a key that belongs elsewhere has none.
+func Default(path string) (string, bool) {
+	var r rule
+	var ok bool
+	if key, inModel := strings.CutPrefix(path, "model."); inModel {
+		r, ok = model[key]
+	} else if r, ok = grpo[path]; !ok {
+		if r, ok = training[path]; !ok {
+			r, ok = topLevel[path]
+		}
+	}
+	return r.def, ok && r.def != ""
+}
