@@ -907,3 +907,34 @@ func TestConfigGenerationKwargs(t *testing.T) {
 		t.Errorf("do_sample: %v", err)
 	}
 }
+
+// bf16 and model.dtype choose the compute dtype; given neither, XLA
+// computes in bfloat16 (TRL's bf16 default) and the pure-Go backend in
+// float32, and the start-up note says why.
+func TestResolveDType(t *testing.T) {
+	yes, no := true, false
+	for _, tc := range []struct {
+		name    string
+		c       runConfig
+		want    string // model.DType after
+		note    string // substring of dtypeNote; "" wants none
+		wantErr string
+	}{
+		{"go default", runConfig{Backend: "go"}, "float32", "pure-Go backend computes bfloat16 about 10× slower", ""},
+		{"xla default", runConfig{Backend: "xla:cpu"}, "bfloat16", "TRL's bf16 default", ""},
+		{"bf16 true on go", runConfig{Backend: "go", BF16: &yes}, "bfloat16", "", ""},
+		{"bf16 false on xla", runConfig{Backend: "xla:cpu", BF16: &no}, "float32", "", ""},
+		{"dtype given", runConfig{Backend: "xla:cpu", Model: modelSection{DType: "float32"}}, "float32", "", ""},
+		{"torch_dtype given", runConfig{Backend: "go", Model: modelSection{TorchDType: "bfloat16"}}, "", "", ""},
+		{"agree", runConfig{BF16: &yes, Model: modelSection{DType: "bf16"}}, "bf16", "", ""},
+		{"disagree", runConfig{BF16: &no, Model: modelSection{DType: "bfloat16"}}, "bfloat16", "", `bf16: false and model.dtype "bfloat16" disagree`},
+	} {
+		err := tc.c.resolveDType()
+		if (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.wantErr)
+		}
+		if tc.c.Model.DType != tc.want || (tc.note == "") != (tc.c.dtypeNote == "") || !strings.Contains(tc.c.dtypeNote, tc.note) {
+			t.Errorf("%s: dtype %q, note %q; want %q, note %q", tc.name, tc.c.Model.DType, tc.c.dtypeNote, tc.want, tc.note)
+		}
+	}
+}

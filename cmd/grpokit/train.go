@@ -170,6 +170,9 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		fmt.Fprintln(out, "grpokit: warning: compute bfloat16 on the pure-Go backend is about 10× slower than float32 "+
 			"(bfloat16 is for XLA/GPU); a LoRA base stays as stored (bf16) either way: set model.dtype: float32 for speed here")
 	}
+	if c.dtypeNote != "" {
+		fmt.Fprintln(out, "grpokit: "+c.dtypeNote)
+	}
 	fmt.Fprintf(out, "grpokit: model %s (%d parameters, %s), %d training / %d eval examples, rewards %s\n",
 		cmp.Or(c.Model.Path, "tiny (from scratch)"), s.loaded.model.NumParams(), trainingForm(c.Model, s.loaded.model),
 		len(s.train), len(s.eval), rewardNames(s.rewards))
