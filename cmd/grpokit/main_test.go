@@ -16,6 +16,7 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/sharedtest"
 	"github.com/grpokit/grpokit/memplan"
@@ -935,6 +936,30 @@ func TestResolveDType(t *testing.T) {
 		}
 		if tc.c.Model.DType != tc.want || (tc.note == "") != (tc.c.dtypeNote == "") || !strings.Contains(tc.c.dtypeNote, tc.note) {
 			t.Errorf("%s: dtype %q, note %q; want %q, note %q", tc.name, tc.c.Model.DType, tc.c.dtypeNote, tc.want, tc.note)
+		}
+	}
+}
+
+// chat_template_kwargs with plain prompts gets one warning at start,
+// unless template_plain_prompts renders them.
+func TestPlainPromptsWarning(t *testing.T) {
+	plain := dataset.SliceDataset{{Prompt: "a"}, {Prompt: "b"}}
+	chat := dataset.SliceDataset{{Messages: []dataset.Message{{Role: "user", Content: "a"}}}}
+	kw := map[string]any{"enable_thinking": false}
+	for _, tc := range []struct {
+		name string
+		c    runConfig
+		sets []dataset.SliceDataset
+		want string // substring; "" wants none
+	}{
+		{"plain with kwargs", runConfig{ChatTemplateKwargs: kw}, []dataset.SliceDataset{plain, chat}, "chat_template_kwargs has no effect on the 2 plain-text prompts"},
+		{"templated", runConfig{ChatTemplateKwargs: kw, TemplatePlainPrompts: true}, []dataset.SliceDataset{plain}, ""},
+		{"no kwargs", runConfig{}, []dataset.SliceDataset{plain}, ""},
+		{"chat only", runConfig{ChatTemplateKwargs: kw}, []dataset.SliceDataset{chat}, ""},
+	} {
+		got := plainPromptsWarning(&tc.c, tc.sets...)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

@@ -39,6 +39,12 @@ type runConfig struct {
 	// ChatTemplateKwargs are extra variables of the chat template (TRL:
 	// chat_template_kwargs), e.g. {enable_thinking: false} for Qwen3.
 	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
+	// TemplatePlainPrompts renders a plain {"prompt": "..."} row through
+	// the chat template as one user message (with chat_template_kwargs).
+	// By default, as TRL does with its "standard" dataset format, a plain
+	// prompt reaches the model untemplated and chat_template_kwargs does
+	// not apply to it. A grpokit extension, not a TRL key.
+	TemplatePlainPrompts bool `json:"template_plain_prompts"`
 	// Backend is the GoMLX backend ("go", "xla:cpu", ...); "" uses
 	// $GOMLX_BACKEND, else the pure-Go one.
 	Backend string `json:"backend"`

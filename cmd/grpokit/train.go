@@ -158,7 +158,10 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 			return nil, err
 		}
 	}
-	s.loaded.chatVars = c.ChatTemplateKwargs
+	s.loaded.chatVars, s.loaded.templatePlain = c.ChatTemplateKwargs, c.TemplatePlainPrompts
+	if w := plainPromptsWarning(c, s.train, s.eval); w != "" {
+		fmt.Fprintln(out, w)
+	}
 	s.policy, err = s.loaded.policy(false)
 	if err != nil {
 		return nil, err
@@ -377,4 +380,28 @@ func warmStart(ctx context.Context, c *runConfig, s *setup, out io.Writer) error
 		return err
 	}
 	return st.Release()
+}
+
+// plainPromptsWarning says, once, that chat_template_kwargs does not reach
+// plain prompts (as in TRL, which sends its "standard" format's prompts
+// untemplated), unless template_plain_prompts renders them; "" when no
+// plain prompt meets chat_template_kwargs.
+func plainPromptsWarning(c *runConfig, sets ...dataset.SliceDataset) string {
+	if len(c.ChatTemplateKwargs) == 0 || c.TemplatePlainPrompts {
+		return ""
+	}
+	plain := 0
+	for _, ds := range sets {
+		for _, ex := range ds {
+			if len(ex.Messages) == 0 && len(ex.PromptIDs) == 0 {
+				plain++
+			}
+		}
+	}
+	if plain == 0 {
+		return ""
+	}
+	return fmt.Sprintf("grpokit: warning: chat_template_kwargs has no effect on the %d plain-text prompts: as in TRL, "+
+		"a {\"prompt\": \"...\"} row goes to the model without the chat template (give {\"prompt\": [{\"role\": \"user\", "+
+		"\"content\": ...}]} rows, or set template_plain_prompts: true to render plain prompts as one user message)", plain)
 }
