@@ -76,6 +76,10 @@ type Stats struct {
 	Panics    int     // calls that panicked
 	NonFinite int     // calls that returned NaN or ±Inf
 	Timeouts  int     // calls that ran past the timeout
+	// NotApplicable counts the samples the reward did not apply to (it
+	// returned NotApplicable()); Mean and Std are then over the others
+	// (TRL's nanmean and nanstd), NaN when it applied to none.
+	NotApplicable int
 }
 
 // Failures returns the number of failed calls of any kind.
@@ -83,7 +87,8 @@ func (s Stats) Failures() int { return s.Panics + s.NonFinite + s.Timeouts }
 
 // Result holds the scores of one batch.
 type Result struct {
-	// Scores[r][i] is reward r's score of sample i (0 where it failed).
+	// Scores[r][i] is reward r's score of sample i (0 where it failed,
+	// NotApplicable() where the reward did not apply).
 	Scores [][]float64
 	// Failures[r][i] says whether and how that call failed.
 	Failures [][]Failure
@@ -134,7 +139,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, samples []Sample) (*Result, er
 			for j := range jobs {
 				// Each (r, i) cell is written by exactly one worker.
 				v, f := Call(ctx, e.Rewards[j.r].Scorer, samples[j.i], timeout)
-				if w := e.Rewards[j.r].Weight * v; f == OK && !(math.Abs(w) <= MaxScore) {
+				if w := e.Rewards[j.r].Weight * v; f == OK && !IsNotApplicable(v) && !(math.Abs(w) <= MaxScore) {
 					v, f = 0, NonFinite // the weighted score would overflow the total
 				}
 				res.Scores[j.r][j.i], res.Failures[j.r][j.i] = v, f
@@ -159,8 +164,14 @@ feed:
 
 	for r, nd := range e.Rewards {
 		st := Stats{Name: nd.Name}
+		applied := make([]float64, 0, ns)
 		for i := 0; i < ns; i++ {
 			v := res.Scores[r][i]
+			if IsNotApplicable(v) {
+				st.NotApplicable++ // left out of the total, as TRL's nansum
+				continue
+			}
+			applied = append(applied, v)
 			res.Totals[i] += nd.Weight * v
 			switch res.Failures[r][i] {
 			case Panicked:
@@ -171,7 +182,10 @@ feed:
 				st.Timeouts++
 			}
 		}
-		st.Mean, st.Std = meanStd(res.Scores[r])
+		st.Mean, st.Std = meanStd(applied)
+		if len(applied) == 0 && ns > 0 {
+			st.Mean, st.Std = math.NaN(), math.NaN()
+		}
 		res.Stats[r] = st
 	}
 	return res, nil
@@ -212,6 +226,8 @@ func Call(ctx context.Context, s Scorer, sample Sample, timeout time.Duration) (
 		switch {
 		case o.panicked:
 			return 0, Panicked
+		case IsNotApplicable(o.v):
+			return o.v, OK
 		case !(math.Abs(o.v) <= MaxScore): // NaN, ±Inf, or overflowing when summed
 			return 0, NonFinite
 		}
