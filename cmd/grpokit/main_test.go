@@ -772,7 +772,7 @@ func TestReadmeConfig(t *testing.T) {
 
 // A config carrying TRL's own keys loads: those with no effect here are
 // accepted with a note (printed before training), those grpokit cannot
-// honour are errors that say so.
+// honour are errors that say so, and bf16 sets the compute dtype.
 func TestTRLKeys(t *testing.T) {
 	dir := t.TempDir()
 	cfg := toyRun(t, dir, true, 1)
@@ -784,7 +784,8 @@ func TestTRLKeys(t *testing.T) {
 	if err := run(context.Background(), []string{"train", "-config", cfg}, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{`grpokit: config: bf16: true has no effect`, `grpokit: config: model.attn_implementation: "sdpa" has no effect`,
+	// bf16 is grpokit train's own key: true computes in bfloat16.
+	for _, want := range []string{"compute bfloat16)", `grpokit: config: model.attn_implementation: "sdpa" has no effect`,
 		`grpokit: config: report_to: "wandb" has no effect`, "trained 1 steps"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("train output lacks %q:\n%s", want, out.String())
