@@ -18,11 +18,30 @@
 //   - [github.com/grpokit/grpokit/lora]: LoRA adapters, merge, PEFT-format
 //     save and load.
 //   - [github.com/grpokit/grpokit/reward]: reward.Func, combinators, safe
-//     concurrent evaluation and built-in rewards.
+//     concurrent evaluation and built-in rewards;
+//     [github.com/grpokit/grpokit/reward/rewardmodel]: a Hugging Face
+//     sequence-classification reward model as a reward.
+//   - [github.com/grpokit/grpokit/dataset]: Example, Dataset and the
+//     Parquet, JSON lines and JSON readers.
 //   - [github.com/grpokit/grpokit/grpo]: the Trainer, its Config (named
-//     after TRL's GRPOConfig), losses, metrics and checkpoints.
-//   - envs/...: the poker, GSM8K and Wordle tasks; examples/...: runnable
-//     programs that train them through the public API only.
+//     after TRL's GRPOConfig), the Policy contract, multi-turn Envs,
+//     evaluation and metrics.
+//   - [github.com/grpokit/grpokit/loss]: advantages and the loss of every
+//     loss type, as pure functions tested against TRL.
+//   - [github.com/grpokit/grpokit/checkpoint]: crash-consistent checkpoint
+//     folders and the output folder's lock and rules.
+//   - [github.com/grpokit/grpokit/memplan]: the memory plan of a run and,
+//     when asked, Go's memory limit.
+//   - [github.com/grpokit/grpokit/sft]: supervised warm starts.
+//   - [github.com/grpokit/grpokit/plot]: PNG figures of a run's metrics.
+//   - [github.com/grpokit/grpokit/gguf]: GGUF export for llama.cpp and
+//     Ollama.
+//   - envs/...: the poker, GSM8K and Wordle tasks; examples/...: short
+//     programs that train them through the public API; cmd/grpokit: the
+//     command.
+//
+// docs/architecture.md draws the packages and follows one GRPO step
+// through them.
 //
 // Computation runs on GoMLX's pure-Go backend by default, which needs
 // nothing installed; set GOMLX_BACKEND=xla (or xla:cuda) to use an installed

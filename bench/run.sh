@@ -4,8 +4,10 @@
 #
 #   bench/run.sh            # matmul table
 #   bench/run.sh model      # also prefill / decode / GRPO forward+backward
-#   bench/run.sh grpostep   # whole GRPO steps (full, LoRA, generation-heavy);
-#                           # last line: grpostep ratio: X.XX×
+#   bench/run.sh grpostep   # whole GRPO steps (variable-length, LoRA,
+#                           # generation-heavy, full), then one ratio line
+#                           # per variant; last line: grpostep ratio: X.XX×
+#                           # (the full step's)
 #
 # Installs Debian's python3-torch if it is missing (needs apt and root).
 # PyTorch runs at its best: on an AVX-512 CPU OpenBLAS is told to use its
@@ -15,9 +17,13 @@
 # BENCH_OPENBLAS_CORETYPE=X forces X.
 # Environment: BENCH_TIME (seconds per shape, default 1), THREADS (torch
 # threads, default 2; Go uses GOMAXPROCS), PYTHON (an interpreter with torch),
-# STEPS (timed steps of grpostep, default 3), VARIANTS (grpostep variants,
-# default "lora genheavy full"), TINY=1 (grpostep on a tiny model: a smoke
-# test of the whole pipeline in seconds).
+# STEPS (timed steps of every grpostep variant after its first; default 3
+# for full and lora, 1 for genheavy and varlen, so that the four variants
+# fit in about 13 minutes on a quiet 2-core machine), STEPS_<variant> (the
+# same for one variant, e.g. STEPS_varlen=3; it wins over STEPS), VARIANTS
+# (grpostep variants, default "varlen lora genheavy full"), COMPARE=0 (varlen
+# without its generation with finished rows kept), TINY=1 (grpostep on a
+# tiny model: a smoke test of the whole pipeline in seconds).
 set -eu
 cd "$(dirname "$0")/.."
 # Debian's torch lives in /usr/bin/python3, which a pyenv python3 hides.
@@ -54,10 +60,31 @@ case "${1:-}" in
 grpostep)
 	# Each side in its own process (peak RSS is per process), PyTorch first.
 	go build -o "$tmp/grpostep" ./bench/grpostep
-	for v in ${VARIANTS:-lora genheavy full}; do
+	variants=${VARIANTS:-varlen lora genheavy full}
+	for v in $variants; do
+		case $v in
+		genheavy | varlen) n=1 ;;
+		*) n=3 ;;
+		esac
+		n=${STEPS:-$n}
+		eval "n=\${STEPS_$v:-$n}"
 		echo
-		VARIANT=$v STEPS=${STEPS:-3} "$PY" bench/torch_grpostep.py >"$tmp/torch_$v.json"
-		"$tmp/grpostep" -variant "$v" -steps "${STEPS:-3}" ${TINY:+-tiny} -torch "$tmp/torch_$v.json"
+		VARIANT=$v STEPS=$n "$PY" bench/torch_grpostep.py >"$tmp/torch_$v.json"
+		compare=true
+		[ "${COMPARE:-1}" != 0 ] || compare=false
+		{
+			"$tmp/grpostep" -variant "$v" -steps "$n" ${TINY:+-tiny} -compare="$compare" -torch "$tmp/torch_$v.json"
+			echo $? >"$tmp/rc"
+		} | tee "$tmp/go_$v.txt"
+		[ "$(cat "$tmp/rc")" = 0 ] || exit 1
+	done
+	# One line per variant, the full step's last.
+	echo
+	for v in $variants; do
+		[ "$v" = full ] || grep '^grpostep ratio' "$tmp/go_$v.txt" | tail -n 1
+	done
+	for v in $variants; do
+		[ "$v" != full ] || grep '^grpostep ratio' "$tmp/go_$v.txt" | tail -n 1
 	done
 	;;
 model)

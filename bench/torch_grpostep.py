@@ -11,18 +11,26 @@ tokens), backward, clip_grad_norm_(1.0) and AdamW.
   VARIANT=lora      the same, LoRA r=16 (alpha 32) on every linear layer
   VARIANT=genheavy  4 prompts x G=8, 128 new tokens, micro-batches of 8;
                     also one decode step at batch 32
+  VARIANT=varlen    the LoRA step with 4 prompts x G=4, micro-batches of 8,
+                    completions sampled until EOS, which a fixed schedule
+                    (varlen_schedule.py, the same as bench/grpostep's) puts
+                    after 16-255 tokens; every row stays in the decode batch
+                    until the last one ends, as in a plain HF-style loop
+                    (finished rows are fed padding); the loss averages over
+                    the real completion tokens (dapo). Also reports useful
+                    (completion) tokens per second.
 
 The first step is reported apart; medians over STEPS (default 3) more.
 TINY=1 shrinks the model to bench/grpostep -tiny's shape (a smoke test).
 DECODE_THREADS (default 1): torch and OpenBLAS threads while decoding (see generate).
 BLAS_THREADS (default 1): OpenBLAS's own threads for the rest of the step,
-beside torch's THREADS (default 2) OpenMP threads. On the 2-core Zen 5 the
-two pools spun against each other: the full step (`VARIANT=full`, medians
-of steps 2-4, 2026-11-23, load ~7 from niced jobs) took 23.8 s with torch 2
-+ OpenBLAS 2, 22.9-27 s with 1 + 2, 17.5-23 s with 2 + 2 and
-OMP_WAIT_POLICY=PASSIVE, 11.6-11.9 s with 1 + 1, 14.6 s with 2 + 1 and
-PASSIVE, and 9.4 s with torch 2 + OpenBLAS 1 (the default here).
-Writes JSON {"info", "seconds": {...}, "memory": {"peak_rss_mb"}} to stdout,
+beside torch's THREADS (default 2) OpenMP threads. On a 2-core machine the
+two pools spin against each other. The full step (`VARIANT=full`, medians
+of steps 2-4) in six settings, fastest last: torch 2 + OpenBLAS 2 23.8 s,
+1 + 2 22.9-27 s, 2 + 2 with OMP_WAIT_POLICY=PASSIVE 17.5-23 s, 2 + 1 with
+PASSIVE 14.6 s, 1 + 1 11.6-11.9 s, 2 + 1 9.4 s (the default here).
+Writes JSON {"info", "seconds": {...}, "memory": {"peak_rss_mb"}} to stdout
+(varlen: "seconds" also holds "tokens_per_s", completion tokens per second),
 progress to stderr. Python + torch only; never used by tests or CI.
 """
 import json
@@ -38,6 +46,7 @@ import torch
 import torch.nn.functional as F
 
 from blasinfo import openblas_info, set_openblas_threads
+from varlen_schedule import scheduled_length
 
 VARIANT = os.environ.get("VARIANT", "full")
 STEPS = int(os.environ.get("STEPS", "3"))
@@ -46,13 +55,15 @@ BLAS_THREADS = int(os.environ.get("BLAS_THREADS", "1"))
 V, H, I, L, NH, NKV, HD = 49152, 576, 1536, 30, 9, 3, 64
 if os.environ.get("TINY"):  # bench/grpostep -tiny's shape, for a smoke test
     V, H, I, L, NH, NKV, HD = 512, 64, 128, 2, 4, 2, 16
-EPS, THETA, EOS = 1e-5, 100000.0, 2
+EPS, THETA, EOS, PAD = 1e-5, 100000.0, 2, 0
 VARIANTS = {  # prompts, G, prompt tokens, new tokens, micro-batch rows, lora
     "full": (4, 4, 80, 6, 16, False),
     "lora": (4, 4, 80, 6, 16, True),
     "genheavy": (4, 8, 80, 128, 8, False),
+    "varlen": (4, 4, 80, 256, 8, True),  # new tokens: at most
 }
 P, G, TP, C, MB, LORA = VARIANTS[VARIANT]
+VARLEN = VARIANT == "varlen"
 R, ALPHA = 16, 32
 LR, CLIP_EPS, MAX_GRAD_NORM = 1e-6, 0.2, 1.0
 
@@ -149,9 +160,11 @@ def prompt_ids(i):
 
 
 @torch.no_grad()
-def generate(model, prompts, g, n, gen):
+def generate(model, prompts, g, n, gen, lengths=None):
     """Samples n tokens (temperature 1, EOS masked) for each of g copies of
-    each prompt [P, TP]: prefill once, repeat the cache g times, decode."""
+    each prompt [P, TP]: prefill once, repeat the cache g times, decode.
+    With lengths [P*g] (varlen), row i ends with EOS after lengths[i]
+    tokens and is fed padding after that; n is max(lengths)."""
     p = prompts.shape[0]
     pos = torch.arange(TP).expand(p, TP)
     causal = torch.ones(TP, TP, dtype=torch.bool).tril().expand(p, TP, TP)
@@ -188,17 +201,20 @@ def generate(model, prompts, g, n, gen):
     torch.set_num_threads(nt)
     old_b = set_openblas_threads(nt)
     try:
-        return _decode(model, logits, cache, p, g, n, gen, out)
+        return _decode(model, logits, cache, p, g, n, gen, out, lengths)
     finally:
         torch.set_num_threads(old_t)
         if old_b:
             set_openblas_threads(old_b)
 
 
-def _decode(model, logits, cache, p, g, n, gen, out):
+def _decode(model, logits, cache, p, g, n, gen, out, lengths=None):
     for s in range(n):
-        logits[:, EOS] = float("-inf")  # min_new_tokens = n
+        logits[:, EOS] = float("-inf")  # min_new_tokens = n; varlen: no EOS before a row's end
         tok = torch.multinomial(logits.softmax(-1), 1, generator=gen)
+        if lengths is not None:
+            tok[lengths == s + 1] = EOS  # the row's scheduled end
+            tok[lengths <= s] = PAD  # a finished row, still decoded
         out.append(tok)
         if s == n - 1:
             break
@@ -214,14 +230,20 @@ def rewards_of(completions, step):
     return torch.rand(completions.shape[0], generator=g, dtype=torch.float64)
 
 
-def train(model, opt, params, prompts, completions, adv):
-    """One optimizer step over micro-batches of MB rows."""
+def train(model, opt, params, prompts, completions, adv, lengths=None):
+    """One optimizer step over micro-batches of MB rows. With lengths
+    (varlen) the completions [N, C] are right-padded to the longest, and
+    only each row's first lengths[i] tokens count."""
     tokens = torch.cat([prompts.repeat_interleave(G, 0), completions], 1)  # [N, TP+C]
     N, T = tokens.shape
+    C = completions.shape[1]
+    real = torch.ones(N, C)
+    if lengths is not None:
+        real = (torch.arange(C)[None, :] < lengths[:, None]).float()
     pos = torch.arange(T).expand(MB, T)
     causal = torch.ones(T, T, dtype=torch.bool).tril().expand(MB, T, T)
     opt.zero_grad(set_to_none=True)
-    total_tokens = N * C
+    total_tokens = real.sum()
     for s in range(0, N, MB):
         tok, a = tokens[s:s + MB], adv[s:s + MB]
         logits, _ = model(tok, pos, causal, keep=C + 1)
@@ -233,7 +255,7 @@ def train(model, opt, params, prompts, completions, adv):
         old = logp.detach()  # num_iterations = 1
         ratio = torch.exp(logp - old)
         per_tok = -torch.min(ratio * a[:, None], ratio.clamp(1 - CLIP_EPS, 1 + CLIP_EPS) * a[:, None])
-        loss = per_tok.sum() / total_tokens  # bnpo / dapo with every token real
+        loss = (per_tok * real[s:s + MB]).sum() / total_tokens  # bnpo / dapo
         loss.backward()
     torch.nn.utils.clip_grad_norm_(params, MAX_GRAD_NORM)
     opt.step()
@@ -241,17 +263,23 @@ def train(model, opt, params, prompts, completions, adv):
 
 def step(model, opt, params, k, gen):
     prompts = torch.stack([prompt_ids(k * P + j) for j in range(P)])
+    lengths, n = None, C
+    if VARLEN:
+        lengths = torch.tensor([scheduled_length(k * P + p, j) for p in range(P) for j in range(G)])
+        n = int(lengths.max())
     c0 = time.process_time()
     t0 = time.perf_counter()
-    completions = generate(model, prompts, G, C, gen)
+    completions = generate(model, prompts, G, n, gen, lengths)
     t1 = time.perf_counter()
     r = rewards_of(completions, k)
     grp = r.view(P, G)
     adv = ((grp - grp.mean(1, keepdim=True)) / (grp.std(1, keepdim=True) + 1e-4)).view(-1).float()
     t2 = time.perf_counter()
-    train(model, opt, params, prompts, completions, adv)
+    train(model, opt, params, prompts, completions, adv, lengths)
     t3 = time.perf_counter()
-    return {"step": t3 - t0, "generate": t1 - t0, "reward": t2 - t1, "train": t3 - t2, "step_cpu": time.process_time() - c0}
+    tokens = int(lengths.sum()) if VARLEN else P * G * C
+    return {"step": t3 - t0, "generate": t1 - t0, "reward": t2 - t1, "train": t3 - t2, "step_cpu": time.process_time() - c0,
+            "tokens_per_s": tokens / (t3 - t0)}
 
 
 def decode_step(model, gen):
@@ -288,9 +316,11 @@ def main():
     for k in range(1 + STEPS):
         t = step(model, opt, params, k, gen)
         runs.append(t)
-        print(f"torch step {k + 1}: {t['step']:.2f} s (generate {t['generate']:.2f} s, train {t['train']:.2f} s), {t['step_cpu']:.2f} CPU s", file=sys.stderr)
+        print(f"torch step {k + 1}: {t['step']:.2f} s (generate {t['generate']:.2f} s, train {t['train']:.2f} s), {t['step_cpu']:.2f} CPU s"
+              + (f", {t['tokens_per_s']:.1f} completion tokens/s (every row decoded until the last ends)" if VARLEN else ""), file=sys.stderr)
     res = {"first": runs[0]["step"]}
-    for key in ("step", "generate", "reward", "train", "step_cpu"):
+    keys = ("step", "generate", "reward", "train", "step_cpu") + (("tokens_per_s",) if VARLEN else ())
+    for key in keys:
         res[key] = statistics.median(r[key] for r in runs[1:])
     if VARIANT == "genheavy":
         res["decode"] = decode_step(model, gen)

@@ -9,10 +9,9 @@ bench/model:
            every weight
 
 BLAS_THREADS (default 1): OpenBLAS's own threads beside torch's THREADS
-(default 2) OpenMP threads. On the 2-core Zen 5 (2026-11-23, alternated
-twice, load 4-6 from niced jobs) OpenBLAS's default pool of 2 took prefill
-4.49-4.64 s, decode 0.37-0.61 s, fwdbwd 16.4-16.6 s; one thread 3.24-3.79,
-0.089-0.123 and 12.4-14.4 s (the pools spin against each other).
+(default 2) OpenMP threads. On a 2-core machine OpenBLAS's default pool of
+2 spins against torch's threads: prefill and fwdbwd took 1.1-1.4x longer
+and decode 3-7x longer than with one OpenBLAS thread.
 
 Writes JSON {"info": ..., "seconds": {workload: best seconds}} to stdout.
 Python + torch only; never used by tests or CI.

@@ -44,21 +44,72 @@ func Corruptf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 }
 
+// regularFile checks, without opening it, that p is a regular file (not a
+// symbolic link, named pipe, device or folder: opening a named pipe
+// blocks, and a link to /dev/zero reads forever) and returns its size.
+func regularFile(p string) (int64, error) {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return 0, err
+	}
+	if !st.Mode().IsRegular() {
+		return 0, fmt.Errorf("not a regular file (%s)", fileKind(st.Mode()))
+	}
+	return st.Size(), nil
+}
+
+// fileKind names the type of a file that is not a regular one.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a folder"
+	}
+	return m.Type().String()
+}
+
 // hashFile returns the size and hex SHA-256 of the file at p, syncing it to
-// disk first when sync is set (files a Saver wrote may not be synced).
-func hashFile(p string, sync bool) (int64, string, error) {
+// disk first when sync is set (files a Saver wrote may not be synced). p
+// must be a regular file; when want ≥ 0 its size must be want, checked
+// before it is read, and no more than want bytes are read.
+func hashFile(p string, sync bool, want int64) (int64, string, error) {
+	size, err := regularFile(p)
+	if err != nil {
+		return 0, "", err
+	}
+	if want >= 0 && size != want {
+		return size, "", nil // the caller reports the size
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		return 0, "", err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return 0, "", fmt.Errorf("not a regular file")
+	}
 	if sync {
 		if err := f.Sync(); err != nil {
 			return 0, "", err
 		}
 	}
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	var n int64
+	if want >= 0 {
+		n, err = io.CopyN(h, f, want+1) // one byte more shows a file that grew
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+	} else {
+		n, err = io.Copy(h, f)
+	}
 	if err != nil {
 		return 0, "", err
 	}
@@ -90,7 +141,7 @@ func writeManifest(dir string) error {
 		if !d.Type().IsRegular() {
 			return fmt.Errorf("%s: not a regular file", rel)
 		}
-		size, sum, err := hashFile(p, true)
+		size, sum, err := hashFile(p, true, -1)
 		if err != nil {
 			return err
 		}
@@ -168,16 +219,16 @@ func checkFiles(dir string, m *manifest, full bool) error {
 	for _, e := range m.Files {
 		p := filepath.Join(dir, filepath.FromSlash(e.Path))
 		if !full {
-			st, err := os.Stat(p)
+			size, err := regularFile(p)
 			switch {
 			case err != nil:
 				errs = append(errs, Corruptf("%s: %v", e.Path, err))
-			case st.Size() != e.Size:
-				errs = append(errs, Corruptf("%s: %d bytes, the manifest says %d", e.Path, st.Size(), e.Size))
+			case size != e.Size:
+				errs = append(errs, Corruptf("%s: %d bytes, the manifest says %d", e.Path, size, e.Size))
 			}
 			continue
 		}
-		size, sum, err := hashFile(p, false)
+		size, sum, err := hashFile(p, false, e.Size)
 		switch {
 		case err != nil:
 			errs = append(errs, Corruptf("%s: %v", e.Path, err))

@@ -41,6 +41,19 @@ func CheckOutputDir(dir string, overwrite bool) error {
 	if err := checkUnlocked(dir); err != nil {
 		return err
 	}
+	return checkRunFiles(dir, overwrite)
+}
+
+// CheckOutputDir is the package's CheckOutputDir for the program that holds
+// the folder's lock: the folder's files alone are checked (taking the lock
+// first, then checking, leaves no moment in which a second program could
+// pass the check too).
+func (l *OutputLock) CheckOutputDir(overwrite bool) error {
+	return checkRunFiles(l.dir, overwrite)
+}
+
+// checkRunFiles is CheckOutputDir's rule on the files of dir.
+func checkRunFiles(dir string, overwrite bool) error {
 	if overwrite {
 		return nil
 	}

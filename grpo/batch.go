@@ -30,6 +30,22 @@ type row struct {
 
 	PromptIDs []int32 `json:"-"`
 	IDs       []int32 `json:"-"`
+	// ToolMask, for a tool-calling trajectory (SetTools), has one entry per
+	// IDs token: 1 for a token the model generated, 0 for one a tool or the
+	// chat template inserted. Nil means every token is the model's.
+	ToolMask []int32 `json:"-"`
+}
+
+// modelTokens is the number of completion tokens the model generated.
+func (r *row) modelTokens() int {
+	if r.ToolMask == nil {
+		return len(r.IDs)
+	}
+	n := 0
+	for _, m := range r.ToolMask {
+		n += int(m)
+	}
+	return n
 }
 
 // scores are a row's rewards; one that did not apply (a NaN) is null in
@@ -61,6 +77,11 @@ type microBatch struct {
 	TokenAdv bool      // Adv is per token
 	EntScale float32   // loss.EntropyBonus's scale (see loss.EntropyScale)
 	Old, Ref []float32 // nil unless needed
+	// ToolMask [B, C] is 1 for the tokens the model generated and 0 for
+	// the ones tools inserted, when some row is a tool-calling trajectory;
+	// nil otherwise. LossMask is already 0 at the inserted tokens; a
+	// constraint restarts its prefix at each model turn (allowedInputs).
+	ToolMask []int32
 }
 
 // microInputs is the number of training-graph inputs before the optional
@@ -121,10 +142,22 @@ func packRowsShape(rows []*row, batchRows, p, c int, maskTruncated bool) *microB
 		}
 		copy(mb.Tokens[b*l+p:], r.IDs)
 		useLoss := !r.Dropped && !(maskTruncated && r.Truncated)
+		if r.ToolMask != nil && mb.ToolMask == nil {
+			mb.ToolMask = make([]int32, batchRows*c)
+			for i := range mb.ToolMask {
+				mb.ToolMask[i] = 1
+			}
+		}
 		for i := range r.IDs {
 			mb.Mask[b*l+p+i] = 1
-			if useLoss {
+			// Inserted tokens (tool results, template markers) are context
+			// only: no loss, KL or entropy, and no count in a normalizer.
+			model := r.ToolMask == nil || r.ToolMask[i] != 0
+			if useLoss && model {
 				mb.LossMask[b*c+i] = 1
+			}
+			if !model {
+				mb.ToolMask[b*c+i] = 0
 			}
 		}
 		mb.Adv[b] = float32(r.Advantage)

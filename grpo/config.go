@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/grpokit/grpokit/loss"
+	"github.com/grpokit/grpokit/model"
 )
 
 // Schedule names a learning-rate schedule after the warmup (HF
@@ -64,8 +65,8 @@ type Config struct {
 	// optimizer step; dapo, cispo and vespo divide by its token count (see
 	// LOSSES.md). An Env or DropZeroStdGroups needs it to be a multiple of
 	// GradientAccumulationSteps. 0 means TRL's None:
-	// GradientAccumulationSteps (one generation batch per optimizer step,
-	// grpokit's behaviour before it). Set at most one of
+	// GradientAccumulationSteps (one generation batch per optimizer step).
+	// Set at most one of
 	// StepsPerGeneration and GenerationBatchSize. Default 0. TRL 1.10:
 	// steps_per_generation.
 	StepsPerGeneration int `json:"steps_per_generation"`
@@ -80,8 +81,8 @@ type Config struct {
 	// MaxSteps > 0). Default 0. TRL: max_steps (HF's -1 is our 0).
 	MaxSteps int `json:"max_steps"`
 	// NumTrainEpochs is the passes over the Dataset when MaxSteps is 0
-	// (fractions allowed; see TrainSteps). Default 3.0, HF's — this
-	// changed: grpokit before it made one pass. HF: num_train_epochs.
+	// (fractions allowed; see TrainSteps). Default 3.0, HF's. HF:
+	// num_train_epochs.
 	NumTrainEpochs float64 `json:"num_train_epochs"`
 	// EvalStrategy is when Trainer.EvalDataset is evaluated: EvalNo or
 	// EvalByStep (every EvalSteps steps). Default "no". HF: eval_strategy.
@@ -105,26 +106,22 @@ type Config struct {
 	// no limit. Default 512. TRL: max_prompt_length.
 	MaxPromptLength int `json:"max_prompt_length"`
 	// MaxCompletionLength is the most tokens generated per completion.
-	// Default 512, TRL 1.10's (TRL v0.21.0 and grpokit before it: 256).
-	// TRL 1.10: max_completion_length.
+	// Default 512, TRL 1.10's (TRL v0.21.0's: 256). TRL 1.10:
+	// max_completion_length.
 	MaxCompletionLength int `json:"max_completion_length"`
-	// Temperature divides logits when sampling and when computing log-probs.
-	// Default 1.0; must be > 0. TRL: temperature.
-	Temperature float64 `json:"temperature"`
-	// TopP keeps the smallest set of tokens whose probability reaches TopP.
-	// Default 1.0 (all tokens); in (0, 1]. TRL: top_p.
-	TopP float64 `json:"top_p"`
-	// TopK keeps the K most likely tokens; 0 disables it. Default 0.
-	// TRL: top_k.
-	TopK int `json:"top_k"`
-	// MinP keeps the tokens whose probability is at least MinP times the
-	// most likely token's; 0 disables it (TRL's None). In [0, 1]; typical
-	// values 0.01–0.2. Default 0. TRL 1.10: min_p.
-	MinP float64 `json:"min_p"`
-	// RepetitionPenalty penalizes tokens already in the prompt or the
-	// completion: above 1 discourages repeats, below 1 encourages them.
-	// Default 1 (none); must be > 0. TRL 1.10: repetition_penalty.
-	RepetitionPenalty float64 `json:"repetition_penalty"`
+	// MaxToolCallingIterations bounds the rounds of tool calls in one
+	// trajectory when the trainer has tools (Trainer.SetTools); 0 means no
+	// bound but MaxCompletionLength, which bounds a whole trajectory (the
+	// model's tokens and the inserted ones). Default 0 (TRL's None). TRL
+	// 1.10: max_tool_calling_iterations.
+	MaxToolCallingIterations int `json:"max_tool_calling_iterations"`
+	// Sampling holds the sampler's settings under TRL's names: temperature
+	// (default 1.0; must be > 0: it also divides the logits of the
+	// log-probs), top_p (default 1.0, all tokens; in (0, 1]), top_k
+	// (default 0, disabled), min_p (TRL 1.10; default 0, TRL's None; in
+	// [0, 1]) and repetition_penalty (TRL 1.10; default 1, none; must be
+	// > 0). See model.Sampling.
+	model.Sampling
 	// MinCompletionLength keeps EOS (and the other stop tokens) from being
 	// sampled before a completion has this many tokens; equal to
 	// MaxCompletionLength it forces every completion to that length
@@ -159,9 +156,8 @@ type Config struct {
 	// above 1+EpsilonHigh. Default nil (off). TRL 1.10: delta.
 	Delta *float64 `json:"delta"`
 	// LossType picks the policy term and its normalization; see LossType
-	// and loss/LOSSES.md. Default loss.DAPO, TRL 1.10's default — this changed:
-	// TRL v0.21.0 (and grpokit before it) defaulted to loss.BNPO. TRL 1.10:
-	// loss_type.
+	// and loss/LOSSES.md. Default loss.DAPO, TRL 1.10's default (TRL
+	// v0.21.0's was loss.BNPO). TRL 1.10: loss_type.
 	LossType loss.Type `json:"loss_type"`
 	// ImportanceSamplingLevel forms the importance weight per token or,
 	// loss.LevelSequence (GSPO), once per completion from its mean log-ratio.
@@ -350,9 +346,8 @@ type Config struct {
 }
 
 // DefaultConfig returns TRL 1.10's GRPOConfig defaults, with BatchSize 8
-// and G 8 (one prompt per step). Against TRL v0.21.0 (grpokit's earlier
-// defaults) LossType is now loss.DAPO (was loss.BNPO) and MaxCompletionLength
-// 512 (was 256).
+// and G 8 (one prompt per step). TRL v0.21.0's defaults differ in
+// LossType (loss.BNPO) and MaxCompletionLength (256).
 func DefaultConfig() Config {
 	return Config{
 		NumGenerations:            8,
@@ -363,9 +358,7 @@ func DefaultConfig() Config {
 		ShuffleDataset:            true,
 		MaxPromptLength:           512,
 		MaxCompletionLength:       512,
-		Temperature:               1.0,
-		TopP:                      1.0,
-		RepetitionPenalty:         1.0,
+		Sampling:                  model.Sampling{Temperature: 1.0, TopP: 1.0, RepetitionPenalty: 1.0},
 		Epsilon:                   0.2,
 		LossType:                  loss.DAPO,
 		ImportanceSamplingLevel:   loss.LevelToken,
@@ -469,6 +462,9 @@ func (c Config) Validate() error {
 
 	if c.NumGenerations < 2 {
 		bad("NumGenerations", c.NumGenerations, "must be at least 2 (advantages compare completions of one prompt)")
+	}
+	if c.MaxToolCallingIterations < 0 {
+		bad("MaxToolCallingIterations", c.MaxToolCallingIterations, "must be ≥ 0 (0: no bound)")
 	}
 	if c.LogitsChunkSize < 0 {
 		bad("LogitsChunkSize", c.LogitsChunkSize, "must be at least 0 (0 picks)")

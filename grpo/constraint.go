@@ -73,6 +73,12 @@ func (mb *microBatch) allowedInputs(c model.Constraint) (ids, any *tensors.Tenso
 		}
 		prefix := make([]int, 0, n)
 		for j := 0; j < n; j++ {
+			if mb.ToolMask != nil && mb.ToolMask[b*mb.C+j] == 0 {
+				// A token a tool inserted: no constraint, and the model's
+				// next turn starts a new prefix, as it was generated.
+				prefix = prefix[:0]
+				continue
+			}
 			lists[b*mb.C+j] = c.Allowed(prefix)
 			k = max(k, len(lists[b*mb.C+j]))
 			prefix = append(prefix, int(mb.Tokens[b*l+mb.P+j]))

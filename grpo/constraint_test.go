@@ -7,7 +7,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/grpokit/grpokit/internal/backend"
-	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/model"
 )
 
@@ -58,7 +57,7 @@ func TestMaskLogits(t *testing.T) {
 	any := []float32{0, 1}
 	tokens := []int32{2, 1}
 	exec, err := graph.NewExec(b, func(l, i, a, tok *graph.Node) []*graph.Node {
-		logp, ent := loss.TokenLogProbs(MaskLogits(l, i, a), tok, 2)
+		logp, ent := model.TokenLogProbs(MaskLogits(l, i, a), tok, 2)
 		return []*graph.Node{logp, ent}
 	})
 	if err != nil {

@@ -24,16 +24,17 @@ import (
 
 	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/internal/interrupt"
 	"github.com/grpokit/grpokit/reward"
 )
 
-var crashKills = flag.Int("crash.kills", 4, "TestCrashResume: how many SIGKILLs (CI runs 4; try 50)")
+var crashKills = flag.Int("crash.kills", 6, "TestCrashResume: how many kills and signals (CI runs 6; try 50)")
 
 // Environment of a TestCrashChild process.
 const (
 	crashDirEnv   = "GRPOKIT_CRASH_DIR"   // output folder; unset: not a child
 	crashStageEnv = "GRPOKIT_CRASH_STAGE" // "stage:n": SIGKILL itself at the n-th checkpoint stage
-	crashAtEnv    = "GRPOKIT_CRASH_AT"    // "f:calls:step": SIGKILL itself at a random moment, see crashAt
+	crashAtEnv    = "GRPOKIT_CRASH_AT"    // "f:calls:step:sig": signal itself at a random moment, see crashAt
 )
 
 // crashAt arms a SIGKILL at a random moment of the child's run, timed from
@@ -46,11 +47,16 @@ const (
 // delay of up to two steps (step is one step's duration), so it lands in
 // any phase of a step — generation, update, checkpoint write — not only
 // inside a reward.
+//
+// sig is the signal: SIGKILL, or SIGTERM and SIGINT, which the child
+// catches as the command does (internal/interrupt): it stops, saves the
+// last completed step and exits with 128 + the signal's number.
 func crashAt(spec string, startStep, maxSteps int) reward.Func {
 	var f float64
 	var calls int64
 	var step time.Duration
-	if _, err := fmt.Sscanf(spec, "%g:%d:%d", &f, &calls, &step); err != nil {
+	var sig int
+	if _, err := fmt.Sscanf(spec, "%g:%d:%d:%d", &f, &calls, &step, &sig); err != nil {
 		panic(fmt.Sprintf("%s=%q: %v", crashAtEnv, spec, err))
 	}
 	left := float64(calls) * float64(maxSteps-startStep) / float64(maxSteps)
@@ -61,7 +67,7 @@ func crashAt(spec string, startStep, maxSteps int) reward.Func {
 		if n.Add(1) == at {
 			go func() {
 				time.Sleep(delay)
-				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				_ = syscall.Kill(os.Getpid(), syscall.Signal(sig))
 			}()
 		}
 		return exact(p, c, a)
@@ -131,7 +137,12 @@ func TestCrashChild(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := tr.Train(context.Background(), sayDataset()); err != nil {
+	ctx, stop := interrupt.Context(context.Background())
+	defer stop()
+	if err := tr.Train(ctx, sayDataset()); err != nil {
+		if sig, caught := interrupt.Caught(ctx); caught {
+			os.Exit(sig.ExitCode()) // stopped and saved, as the command does
+		}
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "final.txt"), []byte(fmt.Sprint(p.Table())), 0o644); err != nil {
@@ -140,10 +151,12 @@ func TestCrashChild(t *testing.T) {
 }
 
 // TestCrashResume (finding 3, the crash test): a training process is
-// killed with SIGKILL -crash.kills times, at random moments and inside
-// each stage of a checkpoint write, and restarted each time from its
-// newest checkpoint; the final weights and every step's metrics must equal
-// an uninterrupted run's bit for bit, and no temporary folder may be left.
+// stopped -crash.kills times, by SIGTERM, SIGINT (which it catches, saving
+// its last completed step, as the command does) or SIGKILL at random
+// moments, and by SIGKILL inside each stage of a checkpoint write, and
+// restarted each time from its newest checkpoint; the final weights and
+// every step's metrics must equal an uninterrupted run's bit for bit, and
+// no temporary folder may be left.
 func TestCrashResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts training processes")
@@ -174,6 +187,8 @@ func TestCrashResume(t *testing.T) {
 	r := rand.New(rand.NewPCG(seed, 7))
 	t.Logf("seed %d, %d kills, uninterrupted run %s", seed, *crashKills, runTime.Round(time.Millisecond))
 	stages := []string{"files", "manifest", "aside", "renamed"}
+	// Random moments take each signal in turn, so that 6 kills see all.
+	signals := []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGKILL}
 	kills, starts := 0, 0
 	byKind := map[string]int{}
 	for kills < *crashKills {
@@ -183,8 +198,11 @@ func TestCrashResume(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
 		how := "random"
-		if kills%2 == 0 {
-			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%g:%d:%d", crashAtEnv, r.Float64(), calls.Load(), stepTime))
+		var sig syscall.Signal
+		if kills%2 == 0 { // a SIGKILL, SIGTERM or SIGINT at a random moment
+			sig = signals[(kills/2)%len(signals)]
+			how = sig.String()
+			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%g:%d:%d:%d", crashAtEnv, r.Float64(), calls.Load(), stepTime, int(sig)))
 		} else { // every other kill inside a checkpoint write
 			stage, nth := stages[r.IntN(len(stages))], 1+r.IntN(3)
 			if stage == "aside" {
@@ -211,6 +229,10 @@ func TestCrashResume(t *testing.T) {
 			kills++
 			kind, _, _ := strings.Cut(how, ":")
 			byKind[kind]++
+		case errors.As(err, &exit) && sig != syscall.SIGKILL && sig != 0 && exit.ExitCode() == 128+int(sig):
+			// Caught: the child stopped, saved and exited as the command does.
+			kills++
+			byKind[how]++
 		default:
 			t.Fatalf("start %d (%s): %v\n%s", starts, how, err, out.String())
 		}

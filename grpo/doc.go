@@ -95,6 +95,18 @@
 // trainer as Trainer.OutputLock), before a program writes anything of its
 // own there.
 //
+// # Tools
+//
+// Trainer.SetTools makes every completion a tool-calling trajectory (TRL's
+// tools and environment_factory; package agent has the tools, formats and
+// the trajectory runner): the policy generates, its calls are run, their
+// results appended through the chat template, and so on, up to
+// Config.MaxToolCallingIterations rounds and Config.MaxCompletionLength
+// tokens in all. The inserted tokens are context only: no loss, KL or
+// entropy, and no count in a normalizer; rewards see the whole trajectory
+// (reward.Sample.Messages, Final, Env). Metrics add tools/call_frequency,
+// tools/failure_frequency and tools/turns_per_trajectory.
+//
 // # Errors and panics
 //
 // NewTrainer, Train, TrainEnv, Save, Resume, LMPolicy.Generate and

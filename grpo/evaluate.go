@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/grpokit/grpokit/dataset"
+	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 )
 
@@ -19,17 +20,11 @@ type EvalOptions struct {
 	MaxPromptLength int
 	// BatchSize is the prompts per Generate call; default 16.
 	BatchSize int
-	// Temperature 0 (the default) decodes greedily; above 0 it samples,
-	// seeded by Seed.
-	Temperature float64
+	// Sampling picks each token; the zero value (Temperature 0) decodes
+	// greedily, above 0 it samples, seeded by Seed.
+	model.Sampling
 	// Seed seeds sampling when Temperature > 0.
 	Seed uint64
-	// TopP, TopK, MinP and RepetitionPenalty refine sampling as
-	// GenerateOptions' do; zero values disable them.
-	TopP              float64
-	TopK              int
-	MinP              float64
-	RepetitionPenalty float64
 	// Generations is the completions made of each example; default 1.
 	// EvalResult.Completions then holds an example's completions together.
 	Generations int
@@ -71,11 +66,7 @@ func Evaluate(ctx context.Context, p Policy, data dataset.Dataset, rewards []rew
 	gen := GenerateOptions{
 		MaxPromptLength:     opts.MaxPromptLength,
 		MaxCompletionLength: cmp.Or(opts.MaxCompletionLength, 64),
-		Temperature:         opts.Temperature,
-		TopP:                cmp.Or(opts.TopP, 1),
-		TopK:                opts.TopK,
-		MinP:                opts.MinP,
-		RepetitionPenalty:   opts.RepetitionPenalty,
+		Sampling:            opts.Sampling,
 		Seed:                opts.Seed,
 	}
 	g := cmp.Or(opts.Generations, 1)
@@ -108,7 +99,8 @@ func Evaluate(ctx context.Context, p Policy, data dataset.Dataset, rewards []rew
 		for i, c := range comps {
 			ex := exs[i/g]
 			res.Completions = append(res.Completions, c.Text)
-			samples = append(samples, reward.Sample{Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Meta: ex.Meta, CompletionIDs: c.IDs})
+			samples = append(samples, reward.Sample{Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Meta: ex.Meta, CompletionIDs: c.IDs,
+				Messages: rewardMessages(ex.Messages)})
 		}
 	}
 	ev := &reward.Evaluator{Rewards: rewards}

@@ -42,7 +42,7 @@ func idsPolicy(t *testing.T) *grpo.LMPolicy {
 func TestLMPolicyPromptIDsWithoutTokenizer(t *testing.T) {
 	p := idsPolicy(t)
 	prompts := []dataset.Example{{PromptIDs: []int{5, 7, 9, 11}}, {PromptIDs: []int{13, 15}}}
-	opts := grpo.GenerateOptions{MaxPromptLength: 3, MaxCompletionLength: 6, Temperature: 1, TopP: 1, Seed: 1}
+	opts := grpo.GenerateOptions{MaxPromptLength: 3, MaxCompletionLength: 6, Sampling: model.Sampling{Temperature: 1, TopP: 1}, Seed: 1}
 
 	free, err := p.Generate(context.Background(), prompts, 4, opts)
 	if err != nil {

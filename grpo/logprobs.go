@@ -5,8 +5,8 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph builders read like math, as GoMLX's layers.
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/internal/vjp"
-	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/memplan"
+	"github.com/grpokit/grpokit/model"
 )
 
 // HeadPolicy is an optional interface of a Policy whose logits are a head
@@ -86,7 +86,7 @@ func PolicyLogProbs(ctx *mlctx.Context, p Policy, tokens, mask *graph.Node, comp
 		if o.Allowed != nil {
 			logits = MaskLogits(logits, o.Allowed[0], o.Allowed[1])
 		}
-		return loss.TokenLogProbs(logits, targets, temperature)
+		return model.TokenLogProbs(logits, targets, temperature)
 	}
 	hidden := hp.Hidden(ctx, in)
 	b, c := hidden.Shape().Dim(0), hidden.Shape().Dim(1)
@@ -110,7 +110,7 @@ func PolicyLogProbs(ctx *mlctx.Context, p Policy, tokens, mask *graph.Node, comp
 			if ids != nil {
 				logits = MaskLogits(logits, ids, any)
 			}
-			lp, ent := loss.TokenLogProbs(logits, chunkTargets, temperature)
+			lp, ent := model.TokenLogProbs(logits, chunkTargets, temperature)
 			return Stack([]*Node{lp, ent}, -1) // [B, n, 2]
 		}, cols(hidden))
 		logps = append(logps, Reshape(Slice(both, AxisRange(), AxisRange(), AxisElem(0)), b, end-start))

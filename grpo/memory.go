@@ -1,6 +1,7 @@
 package grpo
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -22,6 +23,32 @@ type MemoryPlanner interface {
 }
 
 var _ MemoryPlanner = (*LMPolicy)(nil)
+
+// MemoryHolder is an optional interface of a reward's Scorer that holds
+// memory of its own, such as a reward model (rewardmodel.Model): the
+// trainer's memory plan counts its weights and one forward pass over rows
+// samples of up to tokens tokens each.
+type MemoryHolder interface {
+	MemoryBytes(rows, tokens int) (weights, forward int64)
+}
+
+// rewardMemory returns the memory plan's items of the rewards that hold
+// memory (MemoryHolder), for a generation batch of rows samples of up to
+// tokens tokens.
+func (t *Trainer) rewardMemory(rows, tokens int) []memplan.Item {
+	var out []memplan.Item
+	for _, r := range t.rewards {
+		h, ok := r.Scorer.(MemoryHolder)
+		if !ok {
+			continue
+		}
+		w, f := h.MemoryBytes(rows, tokens)
+		out = append(out,
+			memplan.Item{Name: fmt.Sprintf("reward %s: weights", r.Name), Bytes: w, Note: "as held"},
+			memplan.Item{Name: fmt.Sprintf("reward %s: forward", r.Name), Bytes: f, Note: fmt.Sprintf("%d samples of ≤ %d tokens", rows, tokens)})
+	}
+	return out
+}
 
 // MemoryRequest describes training this policy with cfg to memplan.Estimate:
 // its model's config and storage, its adapter's rank and target modules
@@ -82,6 +109,8 @@ func (t *Trainer) planMemory(src source) (*memplan.GCLimit, error) {
 		return nil, nil
 	}
 	req := mp.MemoryRequest(t.cfg, t.longestPrompt(src))
+	prompt := cmp.Or(req.PromptTokens, t.cfg.MaxPromptLength, 512) // as Estimate assumes
+	req.Extra = append(req.Extra, t.rewardMemory(t.cfg.EffectiveGenerationBatchSize(), prompt+t.cfg.MaxCompletionLength)...)
 	plan, err := memplan.Estimate(req)
 	if err != nil {
 		// A model the planner cannot describe trains anyway.

@@ -2,9 +2,11 @@ package grpo
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -18,7 +20,10 @@ import (
 
 // Metrics is one optimizer step's figures, keyed by TRL's names: "step",
 // "loss", "reward", "reward_std", "rewards/<name>/mean", "rewards/<name>/std",
-// "rewards/<name>/failures", "frac_reward_zero_std",
+// "rewards/<name>/failures" (calls that panicked, returned a non-finite
+// score, timed out, or were skipped), "rewards/<name>/stray" (calls still
+// running past their timeout after the step's scoring: while
+// reward.Evaluator.MaxStray of them run, the reward is not called), "frac_reward_zero_std",
 // "frac_group_zero_std" (groups whose rewards all tie, whatever
 // ScaleRewards; not TRL's), "kl" (when Beta > 0),
 // "entropy", "clip_ratio/low_mean", "clip_ratio/low_min",
@@ -51,8 +56,10 @@ type Metrics map[string]float64
 
 // ReadMetrics reads a metrics.jsonl file written by the trainer: one
 // Metrics per line, in step order. Lines that are not JSON objects of
-// numbers give an error naming the line; null (a NaN or ±Inf value, see
-// Trainer) reads as NaN.
+// numbers give an error naming the line and its byte offset; a last line
+// without its newline is reported as torn (a run stopped while writing
+// it, a full disk: resuming the run repairs the file). null (a NaN or
+// ±Inf value, see Trainer) reads as NaN.
 func ReadMetrics(path string) ([]Metrics, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -60,30 +67,38 @@ func ReadMetrics(path string) ([]Metrics, error) {
 	}
 	defer f.Close()
 	var out []Metrics
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
+	r := bufio.NewReaderSize(f, 64*1024)
+	var offset int64
+	for line := 1; ; line++ {
+		text, err := r.ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("grpo: read metrics: %s: %w", path, err)
 		}
-		var raw map[string]*float64
-		if err := json.Unmarshal([]byte(text), &raw); err != nil {
-			return nil, fmt.Errorf("grpo: read metrics: %s:%d: %w", path, line, err)
-		}
-		m := make(Metrics, len(raw))
-		for k, v := range raw {
-			m[k] = math.NaN() // null: a NaN or ±Inf value
-			if v != nil {
-				m[k] = *v
+		start := offset
+		offset += int64(len(text))
+		torn := errors.Is(err, io.EOF) && text != ""
+		if trimmed := strings.TrimSpace(text); trimmed != "" {
+			var raw map[string]*float64
+			if jerr := json.Unmarshal([]byte(trimmed), &raw); jerr != nil {
+				if torn {
+					return nil, fmt.Errorf("grpo: read metrics: %s:%d (byte %d): torn last line, %d bytes without their newline "+
+						"(the run stopped while writing it; resuming the run repairs the file): %w", path, line, start, len(text), jerr)
+				}
+				return nil, fmt.Errorf("grpo: read metrics: %s:%d (byte %d): %w", path, line, start, jerr)
 			}
+			m := make(Metrics, len(raw))
+			for k, v := range raw {
+				m[k] = math.NaN() // null: a NaN or ±Inf value
+				if v != nil {
+					m[k] = *v
+				}
+			}
+			out = append(out, m)
 		}
-		out = append(out, m)
+		if err != nil {
+			return out, nil
+		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("grpo: read metrics: %s: %w", path, err)
-	}
-	return out, nil
 }
 
 // Series returns the steps and values of one metric, for plotting (for
@@ -108,9 +123,10 @@ type outputs struct {
 
 // openOutputs opens metrics.jsonl (and rollouts.jsonl when logging
 // completions) for appending; lines of steps after step (left by a run that
-// was killed after its last checkpoint) are dropped first, so a resumed run
-// writes each step once.
-func openOutputs(c Config, step int) (*outputs, error) {
+// was killed after its last checkpoint) and a torn last line are first
+// moved aside (repairJSONL), so a resumed run writes each step once and
+// never appends to half a line.
+func openOutputs(c Config, step int, progress io.Writer) (*outputs, error) {
 	o := &outputs{}
 	if c.OutputDir == "" {
 		return o, nil
@@ -120,7 +136,7 @@ func openOutputs(c Config, step int) (*outputs, error) {
 	}
 	open := func(name string) (*os.File, error) {
 		path := filepath.Join(c.OutputDir, name)
-		if err := truncateAfterStep(path, step); err != nil {
+		if err := repairJSONL(path, step, progress); err != nil {
 			return nil, err
 		}
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -142,9 +158,15 @@ func openOutputs(c Config, step int) (*outputs, error) {
 	return o, nil
 }
 
-// truncateAfterStep rewrites a JSONL file without the lines whose "step"
-// is greater than step.
-func truncateAfterStep(path string, step int) error {
+// repairJSONL makes a JSONL file of the run agree with the checkpoint
+// the run resumes from (step; 0 for a fresh run): it keeps the complete
+// lines of steps up to step, and moves aside, into a file named
+// <name>.<time>.aside beside it, the lines of later steps (written after
+// that checkpoint by a run that then stopped: those steps are trained
+// again, and their old lines must not mix with the new ones), lines that
+// do not parse, and a last line torn by a crash or a full disk. It says
+// what it moved to w.
+func repairJSONL(path string, step int, w io.Writer) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -152,31 +174,58 @@ func truncateAfterStep(path string, step int) error {
 	if err != nil {
 		return fmt.Errorf("grpo: %w", err)
 	}
-	var keep []string
-	changed := false
-	for _, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+	var keep, aside []byte
+	later, bad, torn := 0, 0, 0
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i+1], data[i+1:]
+		} else {
+			data = nil
+		}
+		text := bytes.TrimSpace(line)
+		if len(text) == 0 {
+			continue
+		}
 		var s struct {
 			Step *float64 `json:"step"`
 		}
-		if line == "" {
-			continue
+		switch {
+		case line[len(line)-1] != '\n':
+			torn++
+			aside = append(aside, line...)
+			aside = append(aside, '\n')
+		case json.Unmarshal(text, &s) != nil:
+			bad++
+			aside = append(aside, line...)
+		case s.Step != nil && *s.Step > float64(step):
+			later++
+			aside = append(aside, line...)
+		default:
+			keep = append(keep, line...)
 		}
-		if json.Unmarshal([]byte(line), &s) == nil && s.Step != nil && *s.Step > float64(step) {
-			changed = true
-			continue
-		}
-		keep = append(keep, line)
 	}
-	if !changed {
+	if len(aside) == 0 {
 		return nil
 	}
-	text := strings.Join(keep, "\n")
-	if text != "" {
-		text += "\n"
-	}
-	if err := checkpoint.WriteFileAtomic(path, []byte(text)); err != nil {
+	name := path + "." + time.Now().UTC().Format("20060102T150405.000") + ".aside"
+	if err := checkpoint.WriteFileSync(name, aside); err != nil {
 		return fmt.Errorf("grpo: %w", err)
 	}
+	if err := checkpoint.WriteFileAtomic(path, keep); err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
+	var what []string
+	if later > 0 {
+		what = append(what, fmt.Sprintf("%d lines of steps after step %d", later, step))
+	}
+	if bad > 0 {
+		what = append(what, fmt.Sprintf("%d lines that do not parse", bad))
+	}
+	if torn > 0 {
+		what = append(what, "a torn last line")
+	}
+	fmt.Fprintf(w, "grpo: %s: moved %s aside to %s\n", filepath.Base(path), strings.Join(what, " and "), filepath.Base(name))
 	return nil
 }
 
@@ -265,11 +314,44 @@ func (t *Trainer) progressLine(m Metrics, total int) string {
 		fmt.Fprintf(&b, " | reward failures %d", int(failures))
 	}
 	fmt.Fprintf(&b, " | %.0f tok/s | %.2fs/step", m["tokens_per_second"], m["step_time"])
-	done := t.step - t.startStep
-	if done > 0 && total > t.step {
-		per := time.Since(t.started) / time.Duration(done)
-		eta := per * time.Duration(total-t.step)
+	now := time.Now()
+	t.marks = append(t.marks, stepMark{step: t.step, at: now})
+	if len(t.marks) > etaWindow+1 {
+		t.marks = t.marks[len(t.marks)-etaWindow-1:]
+	}
+	if eta, ok := estimateETA(t.marks, stepMark{step: t.startStep, at: t.started}, total); ok {
 		fmt.Fprintf(&b, " | ETA %s", eta.Round(time.Second))
 	}
 	return b.String()
+}
+
+// stepMark is when a step ended.
+type stepMark struct {
+	step int
+	at   time.Time
+}
+
+// etaWindow is how many progress lines back the ETA's pace is measured.
+const etaWindow = 20
+
+// estimateETA is the time left to step total at the pace of the steps
+// between the oldest and newest of marks (the last progress lines), or,
+// at the first line, since start. The first steps of a run compile its
+// graphs and run several times slower than the rest: averaged over the
+// whole run they inflated the ETA (2× on a run of a few hundred steps).
+func estimateETA(marks []stepMark, start stepMark, total int) (time.Duration, bool) {
+	if len(marks) == 0 {
+		return 0, false
+	}
+	last := marks[len(marks)-1]
+	from := start
+	if len(marks) > 1 {
+		from = marks[0]
+	}
+	done := last.step - from.step
+	if done <= 0 || total <= last.step {
+		return 0, false
+	}
+	per := last.at.Sub(from.at) / time.Duration(done)
+	return per * time.Duration(total-last.step), true
 }

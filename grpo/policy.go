@@ -7,6 +7,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/dataset"
+	"github.com/grpokit/grpokit/model"
 )
 
 // Policy is the language model being trained. LMPolicy (model, optional
@@ -47,15 +48,13 @@ type Policy interface {
 // GenerateOptions are the sampling settings of one Generate call, taken
 // from Config.
 type GenerateOptions struct {
-	MaxPromptLength     int     // 0 means no limit
-	MaxCompletionLength int     // most new tokens, ≥ 1
-	MinCompletionLength int     // no stop token before this many; 0 means none
-	Temperature         float64 // 0 decodes greedily (evaluation); training uses Config.Temperature > 0
-	TopP                float64 // in (0, 1]; 1 disables
-	TopK                int     // 0 disables
-	MinP                float64 // in [0, 1]; 0 disables (HF min_p)
-	RepetitionPenalty   float64 // HF repetition_penalty; 0 or 1 disables
-	Seed                uint64  // seeds the sampler
+	MaxPromptLength     int    // 0 means no limit
+	MaxCompletionLength int    // most new tokens, ≥ 1
+	MinCompletionLength int    // no stop token before this many; 0 means none
+	Seed                uint64 // seeds the sampler
+	// Sampling picks each token; its zero Temperature decodes greedily
+	// (evaluation), training uses Config.Sampling.
+	model.Sampling
 }
 
 // Completion is one sampled completion of a prompt.

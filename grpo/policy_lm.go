@@ -136,6 +136,12 @@ func (p *LMPolicy) Constraint() model.Constraint { return p.opts.Constraint }
 // Model returns the policy's model.
 func (p *LMPolicy) Model() *model.Model { return p.model }
 
+// Tokenizer returns the policy's tokenizer (nil if it has none).
+func (p *LMPolicy) Tokenizer() *tokenizer.Pretrained { return p.tok }
+
+// ChatOptions returns the chat-template options prompts are rendered with.
+func (p *LMPolicy) ChatOptions() tokenizer.ChatOptions { return p.opts.ChatOptions }
+
 // Adapter returns the LoRA adapter, nil for full fine-tuning.
 func (p *LMPolicy) Adapter() *lora.Adapter { return p.adapter }
 
@@ -267,23 +273,13 @@ func (p *LMPolicy) Generate(ctx context.Context, prompts []dataset.Example, n in
 			return nil, fmt.Errorf("prompt %d: %w", i, err)
 		}
 	}
-	topP := opts.TopP
-	if topP >= 1 {
-		topP = 0
-	}
 	cfg := model.GenerateConfig{
 		MaxNewTokens:   opts.MaxCompletionLength,
 		MinNewTokens:   opts.MinCompletionLength,
 		NumGenerations: n,
-		Temperature:    opts.Temperature,
-		TopK:           opts.TopK,
-		TopP:           topP,
-		MinP:           opts.MinP,
+		Sampling:       opts.Sampling,
 		Seed:           opts.Seed,
 		Constraint:     p.opts.Constraint,
-	}
-	if opts.RepetitionPenalty != 0 {
-		cfg.RepetitionPenalty = opts.RepetitionPenalty
 	}
 	if p.tok != nil {
 		cfg.StopIDs, cfg.PadID = p.tok.EOS, p.tok.PAD

@@ -629,6 +629,7 @@ func TestPruneIgnoresOtherRuns(t *testing.T) {
 	// Run B goes on in A's folder, keeping one checkpoint of its own.
 	cfgB.OutputDir, cfgB.MaxSteps, cfgB.SaveSteps, cfgB.SaveTotalLimit = cfgA.OutputDir, 2, 1, 1
 	tr, _ := newTrainer(t, cfgB)
+	tr.AdoptRun = true // B continues in A's folder deliberately (else Resume refuses another run's checkpoint)
 	if err := tr.Resume(fromB); err != nil {
 		t.Fatal(err)
 	}

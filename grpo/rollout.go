@@ -32,8 +32,11 @@ type source interface {
 // generation and reward scoring.
 type rewardTally struct {
 	failures         []int
+	stray            []int // calls still running past their timeout after the last scoring
 	generate, reward time.Duration
 	dynamic          dynamicDraws
+	// tool calls, failed calls and model turns of trajectories (SetTools)
+	toolCalls, toolFailures, turns int
 }
 
 // generateOptions returns the sampling options for a seed.
@@ -42,41 +45,18 @@ func (t *Trainer) generateOptions(seed uint64) GenerateOptions {
 		MaxPromptLength:     t.cfg.MaxPromptLength,
 		MaxCompletionLength: t.cfg.MaxCompletionLength,
 		MinCompletionLength: t.cfg.MinCompletionLength,
-		Temperature:         t.cfg.Temperature,
-		TopP:                t.cfg.TopP,
-		TopK:                t.cfg.TopK,
-		MinP:                t.cfg.MinP,
-		RepetitionPenalty:   t.cfg.RepetitionPenalty,
+		Sampling:            t.cfg.Sampling,
 		Seed:                seed,
 	}
 }
 
 // generateAndScore samples G completions of each prompt and scores them.
 func (t *Trainer) generateAndScore(ctx context.Context, prompts []dataset.Example, turn int, episodes []int, seed uint64, tally *rewardTally) ([]*row, error) {
-	g := t.cfg.NumGenerations
-	start := time.Now()
-	comps, err := t.policy.Generate(ctx, prompts, g, t.generateOptions(seed))
-	tally.generate += time.Since(start)
+	rows, samples, err := t.generate(ctx, prompts, turn, episodes, seed, tally)
 	if err != nil {
-		return nil, fmt.Errorf("grpo: generate: %w", err)
+		return nil, err
 	}
-	if len(comps) != len(prompts)*g {
-		return nil, fmt.Errorf("grpo: generate returned %d completions for %d prompts × %d", len(comps), len(prompts), g)
-	}
-	samples := make([]reward.Sample, len(comps))
-	rows := make([]*row, len(comps))
-	for i, c := range comps {
-		ex := prompts[i/g]
-		if len(c.IDs) == 0 {
-			return nil, fmt.Errorf("grpo: generate returned an empty completion (%d of prompt %d)", i%g, i/g)
-		}
-		samples[i] = reward.Sample{Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Turn: turn, Meta: ex.Meta, CompletionIDs: c.IDs}
-		rows[i] = &row{
-			Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Turn: turn, Episode: episodes[i/g],
-			Truncated: c.Truncated, PromptIDs: c.PromptIDs, IDs: c.IDs,
-		}
-	}
-	start = time.Now()
+	start := time.Now()
 	res, err := t.eval.Evaluate(ctx, samples)
 	tally.reward += time.Since(start)
 	if err != nil {
@@ -84,12 +64,14 @@ func (t *Trainer) generateAndScore(ctx context.Context, prompts []dataset.Exampl
 	}
 	if tally.failures == nil {
 		tally.failures = make([]int, len(t.rewards))
+		tally.stray = make([]int, len(t.rewards))
 	}
 	if err := t.scoreTokens(samples, rows); err != nil {
 		return nil, err
 	}
 	for r, st := range res.Stats {
 		tally.failures[r] += st.Failures()
+		tally.stray[r] = st.Stray
 	}
 	for i, rw := range rows {
 		rw.Reward = res.Totals[i]
@@ -99,6 +81,39 @@ func (t *Trainer) generateAndScore(ctx context.Context, prompts []dataset.Exampl
 		}
 	}
 	return rows, nil
+}
+
+// generate samples G completions of each prompt (with tools, G
+// trajectories) and returns their rows and reward samples.
+func (t *Trainer) generate(ctx context.Context, prompts []dataset.Example, turn int, episodes []int, seed uint64, tally *rewardTally) ([]*row, []reward.Sample, error) {
+	g := t.cfg.NumGenerations
+	start := time.Now()
+	defer func() { tally.generate += time.Since(start) }()
+	if t.tools != nil {
+		return t.trajectories(ctx, prompts, turn, episodes, seed, tally)
+	}
+	comps, err := t.policy.Generate(ctx, prompts, g, t.generateOptions(seed))
+	if err != nil {
+		return nil, nil, fmt.Errorf("grpo: generate: %w", err)
+	}
+	if len(comps) != len(prompts)*g {
+		return nil, nil, fmt.Errorf("grpo: generate returned %d completions for %d prompts × %d", len(comps), len(prompts), g)
+	}
+	samples := make([]reward.Sample, len(comps))
+	rows := make([]*row, len(comps))
+	for i, c := range comps {
+		ex := prompts[i/g]
+		if len(c.IDs) == 0 {
+			return nil, nil, fmt.Errorf("grpo: generate returned an empty completion (%d of prompt %d)", i%g, i/g)
+		}
+		samples[i] = reward.Sample{Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Turn: turn, Meta: ex.Meta, CompletionIDs: c.IDs,
+			Messages: rewardMessages(ex.Messages)}
+		rows[i] = &row{
+			Prompt: ex.Text(), Completion: c.Text, Answer: ex.Answer, Turn: turn, Episode: episodes[i/g],
+			Truncated: c.Truncated, PromptIDs: c.PromptIDs, IDs: c.IDs,
+		}
+	}
+	return rows, samples, nil
 }
 
 // datasetSource draws PromptsPerGeneration examples per rollout batch.
@@ -275,8 +290,8 @@ func rolloutMetrics(t *Trainer, rows []*row, adv loss.Advantages, tally rewardTa
 	minTerm, maxTerm, sumTerm, nTerm, truncated := math.Inf(1), 0.0, 0.0, 0.0, 0.0
 	for i, r := range rows {
 		totals[i] = r.Reward
-		l := float64(len(r.IDs))
-		stepTokens += l + float64(len(r.PromptIDs))
+		stepTokens += float64(len(r.IDs) + len(r.PromptIDs))
+		l := float64(r.modelTokens()) // as TRL: a trajectory's inserted tokens are not its length
 		minLen, maxLen, sumLen = min(minLen, l), max(maxLen, l), sumLen+l
 		if r.Truncated {
 			truncated++
@@ -300,6 +315,7 @@ func rolloutMetrics(t *Trainer, rows []*row, adv loss.Advantages, tally rewardTa
 		m["rewards/"+nr.Name+"/std"] = std
 		if len(tally.failures) > ri {
 			m["rewards/"+nr.Name+"/failures"] = float64(tally.failures[ri])
+			m["rewards/"+nr.Name+"/stray"] = float64(tally.stray[ri])
 		}
 	}
 	mean, std := loss.MeanStd(totals)
@@ -321,6 +337,14 @@ func rolloutMetrics(t *Trainer, rows []*row, adv loss.Advantages, tally rewardTa
 		m["completions/max_terminated_length"] = 0
 	}
 	m["rollouts"] = n
+	if t.tools != nil {
+		m["tools/call_frequency"] = float64(tally.toolCalls) / n
+		m["tools/failure_frequency"] = 0
+		if tally.toolCalls > 0 {
+			m["tools/failure_frequency"] = float64(tally.toolFailures) / float64(tally.toolCalls)
+		}
+		m["tools/turns_per_trajectory"] = float64(tally.turns) / n
+	}
 	if t.cfg.DynamicSampling {
 		m["dynamic_sampling/groups_drawn"] = float64(tally.dynamic.drawn)
 		m["dynamic_sampling/groups_dropped"] = float64(tally.dynamic.dropped)
@@ -330,4 +354,18 @@ func rolloutMetrics(t *Trainer, rows []*row, adv loss.Advantages, tally rewardTa
 	m["_timing/generate"] = tally.generate.Seconds()
 	m["_timing/reward"] = tally.reward.Seconds()
 	return m
+}
+
+// rewardMessages gives rewards a conversational prompt's messages (a
+// reward model renders them with its own chat template); nil for a plain
+// prompt.
+func rewardMessages(ms []dataset.Message) []reward.Message {
+	if len(ms) == 0 {
+		return nil
+	}
+	out := make([]reward.Message, len(ms))
+	for i, m := range ms {
+		out[i] = reward.Message{Role: m.Role, Content: m.Content}
+	}
+	return out
 }

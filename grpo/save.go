@@ -55,6 +55,10 @@ type trainerState struct {
 	// entropy (absent before the first step, which TRL's +inf means).
 	EntropyCoef *float64 `json:"entropy_coef,omitempty"`
 	LastEntropy *float64 `json:"last_entropy,omitempty"`
+	// NonFiniteSteps counts the steps of the run not applied because their
+	// loss or gradient norm was not finite; the optimizer's global_step
+	// lies between Step − NonFiniteSteps and Step.
+	NonFiniteSteps int `json:"nonfinite_steps,omitempty"`
 }
 
 // saveHook, when set (by tests only), is called at each stage of a
@@ -100,7 +104,7 @@ func (t *Trainer) Save(outputDir string) (string, error) {
 
 // writeCheckpoint writes the trainer's files of a checkpoint into dir.
 func (t *Trainer) writeCheckpoint(dir string) error {
-	ts := trainerState{Format: 1, Step: t.step, NumTokens: t.numTokens, RunID: t.runID(), Config: t.cfg}
+	ts := trainerState{Format: 1, Step: t.step, NumTokens: t.numTokens, RunID: t.runID(), Config: t.cfg, NonFiniteSteps: t.rel.totalNonFinite}
 	if t.cfg.UseAdaptiveEntropy {
 		ts.EntropyCoef = &t.entropy.coef
 		if !math.IsInf(t.entropy.last, 1) {
@@ -375,7 +379,8 @@ func (mb *microBatch) check() error {
 	}
 	bl, bc := mb.B*(mb.P+mb.C), mb.B*mb.C
 	ok := len(mb.Tokens) == bl && len(mb.Mask) == bl && len(mb.LossMask) == bc && len(mb.Weights) == bc &&
-		(len(mb.Adv) == mb.B && !mb.TokenAdv || len(mb.Adv) == bc && mb.TokenAdv) && (mb.Old == nil || len(mb.Old) == bc) && (mb.Ref == nil || len(mb.Ref) == bc)
+		(len(mb.Adv) == mb.B && !mb.TokenAdv || len(mb.Adv) == bc && mb.TokenAdv) && (mb.Old == nil || len(mb.Old) == bc) && (mb.Ref == nil || len(mb.Ref) == bc) &&
+		(mb.ToolMask == nil || len(mb.ToolMask) == bc)
 	if !ok {
 		return fmt.Errorf("tensor lengths do not match B %d, P %d, C %d", mb.B, mb.P, mb.C)
 	}
@@ -466,6 +471,12 @@ func (t *Trainer) Resume(path string) error {
 	if t.cfg.MaxSteps > 0 && st.Step > t.cfg.MaxSteps {
 		return fmt.Errorf("grpo: resume %s: the checkpoint is at step %d, beyond MaxSteps %d", path, st.Step, t.cfg.MaxSteps)
 	}
+	if err := t.checkRunIdentity(path, st.RunID); err != nil {
+		return fmt.Errorf("grpo: resume %s: %w", path, err)
+	}
+	if err := checkGlobalStep(st, cd.vars); err != nil {
+		return fmt.Errorf("grpo: resume %s: %w", path, err)
+	}
 	apply, err := t.planVariables(cd.vars)
 	if err != nil {
 		return fmt.Errorf("grpo: resume %s: %s: %w", path, variablesFile, err)
@@ -486,6 +497,7 @@ func (t *Trainer) Resume(path string) error {
 	t.rel.resumed = true
 	t.rel.id = st.RunID
 	t.rel.savedStep = st.Step
+	t.rel.totalNonFinite = st.NonFiniteSteps
 	return nil
 }
 
@@ -613,4 +625,59 @@ func writeGob(path string, v any) error {
 		return err
 	}
 	return f.Sync()
+}
+
+// ErrForeignRun is wrapped by Resume's error when the checkpoint is of
+// another run than the checkpoints OutputDir holds (see Trainer.AdoptRun).
+var ErrForeignRun = errors.New("the checkpoint is of another run than the output folder's")
+
+// checkRunIdentity refuses a checkpoint of run id when OutputDir holds
+// checkpoints of another run, unless AdoptRun is set.
+func (t *Trainer) checkRunIdentity(path, id string) error {
+	if t.cfg.OutputDir == "" || t.AdoptRun || id == "" {
+		return nil
+	}
+	all, err := checkpoint.List(t.cfg.OutputDir)
+	if err != nil {
+		return nil // no folder yet: nothing to mix with
+	}
+	abs, _ := filepath.Abs(path)
+	for _, c := range all {
+		if p, _ := filepath.Abs(c.Path); c.Aside || p == abs {
+			continue
+		}
+		other, err := readStateFile(c.Path)
+		if err != nil || other.RunID == "" || other.RunID == id {
+			continue
+		}
+		return fmt.Errorf("%w: it is of run %s, but %s holds run %s's %s; resuming would mix the two runs' checkpoints "+
+			"and metrics: resume that run's checkpoint, use another output folder, or adopt this run deliberately "+
+			"(Trainer.AdoptRun; grpokit train -adopt)", ErrForeignRun, id, t.cfg.OutputDir, other.RunID, filepath.Base(c.Path))
+	}
+	return nil
+}
+
+// checkGlobalStep checks the optimizer's step counter (the root
+// global_step variable) against the trainer state's step: a checkpoint
+// whose state was relabelled to another step is corrupt.
+func checkGlobalStep(st *trainerState, vars []savedVar) error {
+	for _, v := range vars {
+		if v.name != "global_step" || (v.scope != "/" && v.scope != "") || v.value == nil || v.value.Size() != 1 {
+			continue
+		}
+		var gs int64
+		switch x := v.value.Value().(type) {
+		case int64:
+			gs = x
+		case int32:
+			gs = int64(x)
+		default:
+			return nil
+		}
+		if gs > int64(st.Step) || gs < int64(st.Step-st.NonFiniteSteps) {
+			return checkpoint.Corruptf("%s: step %d (%d not applied), but the optimizer's global_step is %d", stateFile, st.Step, st.NonFiniteSteps, gs)
+		}
+		return nil
+	}
+	return nil
 }

@@ -62,6 +62,11 @@ type Trainer struct {
 	// it. nil: Train and TrainEnv take the lock for the run and release it
 	// when they return.
 	OutputLock *checkpoint.OutputLock
+	// AdoptRun lets Resume continue, in Config.OutputDir, a checkpoint of
+	// another run than the one whose checkpoints the folder holds (a
+	// checkpoint copied in from elsewhere). Without it Resume refuses: the
+	// two runs' checkpoints and metrics would mix.
+	AdoptRun bool
 
 	cfg     Config
 	policy  Policy
@@ -72,6 +77,9 @@ type Trainer struct {
 	constraint model.Constraint
 	// tokenCredit adds token-level advantages (SetTokenCredit); nil for none.
 	tokenCredit *TokenCredit
+	// tools makes completions tool-calling trajectories (SetTools); nil
+	// for none.
+	tools *toolRun
 
 	// Training graphs by mode: one micro-batch per step (fused), the first
 	// micro-batches of a step (accumulate), its last one (final).
@@ -97,6 +105,7 @@ type Trainer struct {
 	started   time.Time
 	win       logWindow // metrics since the last progress line
 	startStep int
+	marks     []stepMark     // when the last progress lines' steps ended, for the ETA
 	rel       runState       // run id, resume and non-finite bookkeeping (outdir.go, guard.go)
 	entropy   entropyControl // adaptive entropy control (UseAdaptiveEntropy)
 }
@@ -243,6 +252,9 @@ func (t *Trainer) TrainEnv(ctx context.Context, env Env) error {
 	if t.cfg.DynamicSampling {
 		return errors.New("grpo: TrainEnv: Config.DynamicSampling works with Train (a dataset.Dataset) only")
 	}
+	if t.tools != nil {
+		return errors.New("grpo: TrainEnv: tools (SetTools) work with Train; a game whose moves call tools gives them to the model through its Env's prompts")
+	}
 	if !t.cfg.stepsInOneGeneration() {
 		return fmt.Errorf("grpo: TrainEnv: Config.StepsPerGeneration (%d) must be a multiple of GradientAccumulationSteps (%d) for an Env (an episode's later turns make the steps' sizes vary)",
 			t.cfg.EffectiveStepsPerGeneration(), t.cfg.GradientAccumulationSteps)
@@ -270,12 +282,12 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 	if err := t.prepareOutputDir(); err != nil {
 		return err
 	}
-	out, err := openOutputs(t.cfg, t.step)
+	out, err := openOutputs(t.cfg, t.step, t.progress())
 	if err != nil {
 		return err
 	}
 	defer out.close()
-	t.started, t.startStep = time.Now(), t.step
+	t.started, t.startStep, t.marks = time.Now(), t.step, nil
 	for t.step < total {
 		if ctx.Err() != nil {
 			return t.stop(ctx)

@@ -212,7 +212,7 @@ func TestAttachFreshAdapter(t *testing.T) {
 	mask := tensors.FromValue(int32Rows(c.batch.Mask))
 	pos := tensors.FromValue(int32Rows(c.batch.Positions))
 	e, err := mlctx.NewExec(m.Backend(), m.Context(), func(ctx *mlctx.Context, ids, mask, pos *Node) []*Node {
-		lp := model.TokenLogProbs(m.LogitsGraph(ctx, ids, mask, pos), ids)
+		lp, _ := model.TokenLogProbs(m.LogitsGraph(ctx, ids, mask, pos), ids, 1)
 		loss := ReduceAllSum(Mul(lp, ConvertDType(mask, lp.DType())))
 		return ctx.BuildTrainableVariablesGradientsGraph(loss)
 	})

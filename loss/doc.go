@@ -26,8 +26,9 @@
 // TokenWeights gives the weights that reduce it to TRL's scalar loss for
 // the loss type (WeightedLoss sums them), so a step accumulated over
 // micro-batches is the loss of the whole step. HighEntropyMask and
-// EntropyBonus are the entropy mask and bonus; TokenLogProbs turns logits
-// into the log-probs and entropies the loss reads.
+// EntropyBonus are the entropy mask and bonus. The log-probs and entropies
+// the loss reads come from model.TokenLogProbs (through
+// grpo.PolicyLogProbs).
 //
 // Graph builders panic on error, as GoMLX's do; the slice functions return
 // errors.

@@ -62,32 +62,6 @@ const (
 	LevelSequence ImportanceSamplingLevel = "sequence"
 )
 
-// TokenLogProbs turns logits into the log-probabilities of the chosen
-// tokens and the entropy of each predictive distribution, as TRL's
-// selective_log_softmax and entropy_from_logits do after dividing the
-// logits by temperature:
-//
-//	logits [B, C, V], tokens [B, C] (any integer dtype) → logp [B, C], entropy [B, C]
-//
-// Both outputs are float32. This is a graph building function and panics on
-// error.
-func TokenLogProbs(logits, tokens *graph.Node, temperature float64) (logp, entropy *graph.Node) {
-	if logits.DType() != dtypes.Float32 {
-		logits = ConvertDType(logits, dtypes.Float32)
-	}
-	if temperature != 1 {
-		logits = DivScalar(logits, temperature)
-	}
-	vocab := logits.Shape().Dim(-1)
-	logProbs := LogSoftmax(logits, -1)
-	// A one-hot mask instead of a gather: its gradient is a plain product,
-	// which every backend has.
-	oneHot := OneHot(tokens, vocab, dtypes.Float32)
-	logp = ReduceSum(Mul(logProbs, oneHot), -1)
-	entropy = Neg(ReduceSum(Mul(Exp(logProbs), logProbs), -1))
-	return logp, entropy
-}
-
 // Spec holds the loss hyperparameters a graph needs (grpo.Config
 // fills it from its settings). Its zero value plus Epsilon is TRL v0.21.0's
 // clipped loss without KL.

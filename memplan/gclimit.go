@@ -26,8 +26,8 @@ const minLimitedPeak = 1 << 30
 // scavenger hands the pages each collection frees back to the system
 // (it keeps the heap's mapped memory under 95% of the limit), so the
 // next allocations fault them in again. Measured on bench/grpostep
-// -variant genheavy (main 3fe4677, limit 5.86 GB, live heap after its
-// collections 5.3-5.85 GB in training): 5-12 collections a second for the
+// -variant genheavy (limit 5.86 GB, live heap after its collections
+// 5.3-5.85 GB in training): 5-12 collections a second for the
 // whole training part, 2.7 M page faults and 30 s of system time a step
 // against 0.3 M and 3.5 s with GOMEMLIMIT=20GiB. A run whose plan is
 // right (calibrated so that the live heap peaks under about 95% of it)

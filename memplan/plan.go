@@ -42,6 +42,12 @@ type Request struct {
 	// weight to float32 first (XLA); false is the pure-Go backend, whose
 	// products decode it while packing (no float32 copy).
 	WidensWeights bool
+	// Extra is memory the run holds beside the policy, such as a reward
+	// model's weights and the transient memory of its forward pass: each
+	// item counts in the peak in full (a reward model's pass, which runs
+	// between generation and the step, is counted as if it overlapped
+	// them).
+	Extra []Item
 }
 
 // LogitsChunkElements is the size, in logits, of the chunks of completion
@@ -87,7 +93,7 @@ type Plan struct {
 }
 
 // Calibration of the estimate, measured with bench/memory on the
-// workloads of its README (see there): floats kept per token and layer for
+// workloads of bench/README.md: floats kept per token and layer for
 // the backward pass, per hidden unit (residual stream, norms, projections'
 // outputs), per MLP unit (gate, up, their activation and product), per
 // query/key/value unit and per attention score (scores and probabilities).
@@ -201,6 +207,13 @@ func Estimate(r Request) (Plan, error) {
 			why = "the base without the adapter"
 		}
 		add("reference model", 0, "none: %s", why)
+	}
+
+	for _, it := range r.Extra {
+		if it.Bytes < 0 {
+			return Plan{}, fmt.Errorf("memplan: Estimate: extra item %q has %d bytes", it.Name, it.Bytes)
+		}
+		add(it.Name, it.Bytes, "%s", it.Note)
 	}
 
 	// Generation's KV cache, float32.

@@ -78,7 +78,7 @@ func BenchmarkSmolLM2ShapedDecode(b *testing.B) {
 		b.Run(map[int]string{1: "batch=1", 8: "batch=8"}[batch], func(b *testing.B) {
 			m := smolLM2(b)
 			const newTokens = 32
-			cfg := model.GenerateConfig{MaxNewTokens: newTokens, IgnoreEOS: true, NumGenerations: batch, Temperature: 1, Seed: 1}
+			cfg := model.GenerateConfig{MaxNewTokens: newTokens, IgnoreEOS: true, NumGenerations: batch, Sampling: model.Sampling{Temperature: 1}, Seed: 1}
 			if _, err := m.Generate(context.Background(), prompts(1, 32), cfg); err != nil { // compile
 				b.Fatal(err)
 			}
@@ -126,7 +126,7 @@ func BenchmarkSmolLM2ShapedForwardBackward(b *testing.B) {
 		return tensors.FromValue(out)
 	}
 	e, err := mlctx.NewExec(m.Backend(), m.Context(), func(ctx *mlctx.Context, ids, mask, pos *Node) []*Node {
-		lp := model.TokenLogProbs(m.LogitsGraph(ctx, ids, mask, pos), ids)
+		lp, _ := model.TokenLogProbs(m.LogitsGraph(ctx, ids, mask, pos), ids, 1)
 		return ctx.BuildTrainableVariablesGradientsGraph(ReduceAllSum(lp))
 	})
 	if err != nil {
@@ -162,7 +162,7 @@ func BenchmarkSmolLM2ShapedDecodeBatch32(b *testing.B) {
 	ps := prompts(4, 80)
 	gen := func(n int) (wall, cpu float64) {
 		t0, c0 := time.Now(), cpuSeconds()
-		cfg := model.GenerateConfig{MaxNewTokens: n, IgnoreEOS: true, NumGenerations: 8, Temperature: 1, Seed: 1}
+		cfg := model.GenerateConfig{MaxNewTokens: n, IgnoreEOS: true, NumGenerations: 8, Sampling: model.Sampling{Temperature: 1}, Seed: 1}
 		if _, err := m.Generate(context.Background(), ps, cfg); err != nil {
 			b.Fatal(err)
 		}

@@ -132,9 +132,20 @@ func ParseConfig(data []byte) (Config, error) {
 		EOS     json.RawMessage `json:"eos_token_id"`
 		Pattern int             `json:"_sliding_window_pattern"`
 		DType   string          `json:"dtype"`
+		// An explicit 0 is a broken file, not the derived default that
+		// an absent (or null) key means.
+		HeadDim *int `json:"head_dim"`
+		NumKV   *int `json:"num_key_value_heads"`
 	}
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return c, fmt.Errorf("model: parse config.json: %w", err)
+	}
+	var explicit []error
+	if raw.HeadDim != nil && *raw.HeadDim <= 0 {
+		explicit = append(explicit, fmt.Errorf("model: config: head_dim = %d, want > 0 (leave it out for hidden_size / num_attention_heads)", *raw.HeadDim))
+	}
+	if raw.NumKV != nil && *raw.NumKV <= 0 {
+		explicit = append(explicit, fmt.Errorf("model: config: num_key_value_heads = %d, want > 0 (leave it out for num_attention_heads)", *raw.NumKV))
 	}
 	// transformers 4.56 and later write "dtype" for "torch_dtype"; a
 	// multimodal checkpoint may give it at the top level only.
@@ -155,8 +166,18 @@ func ParseConfig(data []byte) (Config, error) {
 		}
 	}
 	c = c.withDefaults()
-	return c, c.Validate()
+	return c, errors.Join(append(explicit, c.Validate())...)
 }
+
+// Bounds on config.json's sizes that no real checkpoint comes near: a
+// file past them is corrupt or hostile, and planning or building a model
+// of its size would exhaust the machine before the weights could disagree.
+const (
+	maxLayers    = 1 << 14
+	maxDimension = 1 << 20 // hidden_size, intermediate_size, head_dim, heads
+	maxVocab     = 1 << 24
+	maxPositions = 1 << 26
+)
 
 // withDefaults fills the fields HF derives when absent: num_key_value_heads
 // (= num_attention_heads), head_dim (= hidden_size / num_attention_heads)
@@ -206,6 +227,30 @@ func (c Config) Validate() error {
 		if f.v <= 0 {
 			bad("%s = %d, want > 0", f.name, f.v)
 		}
+	}
+	for _, f := range []struct {
+		name  string
+		v, at int
+	}{
+		{"vocab_size", c.VocabSize, maxVocab}, {"hidden_size", c.HiddenSize, maxDimension},
+		{"intermediate_size", c.IntermediateSize, maxDimension}, {"num_hidden_layers", c.NumHiddenLayers, maxLayers},
+		{"num_attention_heads", c.NumAttentionHeads, maxDimension}, {"num_key_value_heads", c.NumKeyValueHeads, maxDimension},
+		{"head_dim", c.HeadDim, maxDimension}, {"max_position_embeddings", c.MaxPositionEmbeddings, maxPositions},
+	} {
+		if f.v > f.at {
+			bad("%s = %d, more than %d: the file is corrupt", f.name, f.v, f.at)
+		}
+	}
+	if c.MaxPositionEmbeddings < 0 {
+		bad("max_position_embeddings = %d, want > 0", c.MaxPositionEmbeddings)
+	}
+	for _, id := range c.EOSTokenIDs {
+		if id < 0 || (c.VocabSize > 0 && id >= c.VocabSize) {
+			bad("eos_token_id %d is outside the vocabulary (vocab_size %d)", id, c.VocabSize)
+		}
+	}
+	if c.VocabSize > 0 && c.BOSTokenID >= c.VocabSize {
+		bad("bos_token_id %d is outside the vocabulary (vocab_size %d)", c.BOSTokenID, c.VocabSize)
 	}
 	if c.NumKeyValueHeads > 0 && c.NumAttentionHeads%c.NumKeyValueHeads != 0 {
 		bad("num_attention_heads %d is not a multiple of num_key_value_heads %d", c.NumAttentionHeads, c.NumKeyValueHeads)

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -53,9 +54,25 @@ func (f *fwd) weight(g *Graph, name string) *Node {
 // linear applies HF module (weight [out, in], optional bias) to x [..., in]
 // and adds the adapter's term: y = x·Wᵀ (+b) (+Δ). One DotGeneral.
 func (f *fwd) linear(module string, x *Node, bias bool) *Node {
-	y := f.productWT(x, module+".weight")
-	if bias {
+	var y *Node
+	switch {
+	case bias && f.m.Compute() != dtypes.Float32:
+		// torch's addmm adds the bias to the float32 accumulator and
+		// rounds once: the product and the sum in float32 (bf16 values
+		// widen exactly), then one cast.
+		g := x.Graph()
+		w := f.heldAs(g, module+".weight", f.m.Compute())
+		if w == nil {
+			w = f.cast(f.weight(g, module+".weight"))
+		}
+		y = DotGeneral(toF32(x), []int{x.Rank() - 1}, nil, toF32(w), []int{1}, nil)
+		b := f.cast(lastAxis(f.weight(g, module+".bias"), y.Rank()))
+		y = f.cast(Add(y, toF32(b)))
+	case bias:
+		y = f.productWT(x, module+".weight")
 		y = Add(y, f.cast(lastAxis(f.weight(x.Graph(), module+".bias"), y.Rank())))
+	default:
+		y = f.productWT(x, module+".weight")
 	}
 	if f.adapter != nil {
 		if d := f.adapter.Delta(f.ctx, module, x); d != nil {
@@ -215,13 +232,26 @@ func (f *fwd) attnProbs(scores, mask *Node) *Node {
 	if scores.DType() == dtypes.Float32 && f.forms.fused {
 		return fused.AttentionSoftmax(scores, mask, scale, maskedScore)
 	}
-	scores = MulScalar(scores, scale)
+	if dt := scores.DType(); dt == dtypes.Float32 {
+		scores = MulScalar(scores, scale)
+	} else {
+		// torch multiplies a bf16 tensor by a Python float in float32
+		// and rounds once (the scale itself is not rounded to bf16).
+		scores = ConvertDType(MulScalar(toF32(scores), scale), dt)
+	}
 	scores = Where(mask, scores, scalarLike(scores, maskedScore))
 	return ConvertDType(Softmax(toF32(scores), -1), scores.DType())
 }
 
-// scalarLike returns a scalar of x's dtype.
-func scalarLike(x *Node, v float64) *Node { return ConstAsDType(x.Graph(), x.DType(), v) }
+// scalarLike returns a scalar of x's dtype; a bfloat16 one is rounded to
+// nearest even, as torch's .to(torch.bfloat16) (gomlx's constants
+// truncate).
+func scalarLike(x *Node, v float64) *Node {
+	if x.DType() == dtypes.BFloat16 {
+		return Const(x.Graph(), backend.RoundBF16(float32(v)))
+	}
+	return ConstAsDType(x.Graph(), x.DType(), v)
+}
 
 func sqrtF(n int) float64 {
 	x := float64(n)
@@ -358,6 +388,9 @@ func (f *fwd) layer(i int, x *Node, r rope, mask *Node, c *kvState, w cacheWrite
 // lmHead maps hidden states [..., H] to float32 logits [..., V] (a bf16
 // product is upcast, as HF's logits.float()).
 func (f *fwd) lmHead(h *Node) *Node {
+	if f.m.decoderOnly {
+		panic(errors.New("model: loaded without an LM head (Options.DecoderOnly): it has no logits"))
+	}
 	return toF32(f.productWT(h, "lm_head.weight"))
 }
 
@@ -514,17 +547,26 @@ func (m *Model) logits(ctx *mlctx.Context, withAdapter bool, ids, mask, position
 	return m.LogitsRangeGraph(ctx, withAdapter, ids, mask, positions, 0, ids.Shape().Dim(1))
 }
 
-// TokenLogProbs returns log_softmax(logits)[..., targets] for logits
-// [B, T, V] and integer targets [B, T]: a [B, T] float32 node. It uses a
-// one-hot mask rather than Gather so its gradient is dense and cheap on
-// every backend. Graph building: panics on error.
-func TokenLogProbs(logits, targets *graph.Node) *graph.Node {
-	g := logits.Graph()
-	dims := logits.Shape().Dimensions
-	shifted := Sub(logits, StopGradient(ReduceAndKeep(logits, ReduceMax, -1)))
-	lse := Log(ReduceSum(Exp(shifted), -1))
-	vocab := Iota(g, shapes.Make(dtypes.Int32, dims...), len(dims)-1)
-	hit := Equal(vocab, BroadcastToDims(ExpandAxes(ConvertDType(targets, dtypes.Int32), -1), dims...))
-	picked := ReduceSum(Where(hit, shifted, ZerosLike(shifted)), -1)
-	return Sub(picked, lse)
+// TokenLogProbs turns logits [B, T, V] into the log-probabilities of the
+// integer targets [B, T] (any integer dtype) and the entropy of each
+// predictive distribution, after dividing the logits by temperature (0 or
+// 1: unchanged), as TRL's selective_log_softmax and entropy_from_logits
+// do: logp and entropy are [B, T] float32. It is the one log-prob builder
+// of the repository: evaluation (Model.TokenLogProbs), the GRPO and SFT
+// losses (through grpo.PolicyLogProbs) and the benchmarks use it. A
+// one-hot mask stands in for a gather, so its gradient is a plain
+// product, which every backend has. Graph building: panics on error.
+func TokenLogProbs(logits, targets *graph.Node, temperature float64) (logp, entropy *graph.Node) {
+	if logits.DType() != dtypes.Float32 {
+		logits = ConvertDType(logits, dtypes.Float32)
+	}
+	if temperature != 0 && temperature != 1 {
+		logits = DivScalar(logits, temperature)
+	}
+	vocab := logits.Shape().Dim(-1)
+	logProbs := LogSoftmax(logits, -1)
+	oneHot := OneHot(targets, vocab, dtypes.Float32)
+	logp = ReduceSum(Mul(logProbs, oneHot), -1)
+	entropy = Neg(ReduceSum(Mul(Exp(logProbs), logProbs), -1))
+	return logp, entropy
 }

@@ -13,12 +13,12 @@
 //
 //	m, err := model.Load("SmolLM2-135M", nil) // config.json + model.safetensors (or sharded)
 //	out, err := m.Generate(ctx, prompts, model.GenerateConfig{
-//		MaxNewTokens: 64, NumGenerations: 8, Temperature: 1, TopP: 0.95, Seed: 1,
+//		MaxNewTokens: 64, NumGenerations: 8, Sampling: model.Sampling{Temperature: 1, TopP: 0.95}, Seed: 1,
 //	})
 //	// In a training graph (an mlctx.Exec on m.Context()):
 //	logits := m.LogitsGraph(ctx, ids, mask, positions) // [B,T,V], with the adapter if any
 //	ref := m.BaseLogitsGraph(ctx, ids, mask, positions) // without adapter: GRPO's reference model
-//	lp := model.TokenLogProbs(logits, targets)           // [B,T]
+//	lp, ent := model.TokenLogProbs(logits, targets, 1)  // [B,T] each
 //	grads := Gradient(loss, ...)                         // over m.TrainableVariables()
 //
 // # Weights
@@ -95,10 +95,27 @@
 // multiples of 256), prefills once, shares each prompt's KV cache among its
 // NumGenerations completions, and runs one compiled decode step per token
 // over a fixed-size cache written with Where(Iota == pos, new, cache)
-// (DynamicUpdateSlice on backends that have it).
+// (DynamicUpdateSlice on backends that have it). On the go backend in
+// float32, completions that have stopped leave the decode batch: once a
+// batch of at most three quarters the size can hold the rows still
+// running, their caches are gathered into it, so a step costs about what
+// the live rows cost.
+// The tokens are the same bit for bit (the smaller batch is one whose
+// matrix products sum every row in the same order); KeepFinishedRows turns
+// it off.
 // Sampling (temperature, top-k, top-p, seeded) and constraints
-// (ConstraintFunc, NewTrie) run on the host from the last logits. The
-// attached adapter is used, so GRPO samples from the policy being trained.
+// (ConstraintFunc, NewTrie) run on the host from the last logits on the
+// pure-Go backend, where that is fastest. On XLA backends sampling (stop
+// ids banned below MinNewTokens, repetition penalty, temperature, top-k,
+// top-p, min-p) runs in the graph (GenerateConfig.Sampler), and a decode
+// step returns only the chosen ids and their log-probabilities instead of
+// [rows, vocabulary] logits: top-k and top-p thresholds are found by a
+// search over thresholds (GoMLX has no sort), the draw is a Gumbel-max
+// among the kept tokens with noise from a counter-based hash of (seed,
+// step, row, token). Both samplers draw from the same distribution (tested
+// by chi-square) and pick the same greedy tokens; constraints always run
+// on the host. The attached adapter is used, so GRPO samples from the
+// policy being trained.
 //
 // # Errors and concurrency
 //

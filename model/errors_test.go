@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,10 +131,13 @@ func TestLoadErrors(t *testing.T) {
 			})
 		}, `model: weight "model.layers.0.mlp.gate_proj.weight" has shape [172 64], config.json implies [160 64]`, ErrShapeMismatch},
 		{"missing weights joined", func(t *testing.T) string {
+			return dropLayerWeights(t, copyCase(t, same), 1)
+		}, `model: missing weight "model.layers.1.post_attention_layernorm.weight" (want shape [64])`, ErrMissingWeight},
+		{"more layers than the weights", func(t *testing.T) string {
 			return copyCase(t, func(s string) string {
 				return strings.Replace(s, `"num_hidden_layers": 2`, `"num_hidden_layers": 3`, 1)
 			})
-		}, `model: missing weight "model.layers.2.input_layernorm.weight" (want shape [64])`, ErrMissingWeight},
+		}, `config.json has num_hidden_layers = 3 but the weights hold 2 layers`, nil},
 		{"untied head missing", func(t *testing.T) string {
 			d := copyCase(t, same)
 			ts, _ := ReadSafetensors(filepath.Join(d, "model.safetensors"))
@@ -178,13 +182,34 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
+// dropLayerWeights removes the weights of decoder layer i from the
+// checkpoint in d but its input_layernorm (so the header still holds the
+// layer), and returns d.
+func dropLayerWeights(t *testing.T, d string, i int) string {
+	t.Helper()
+	p := filepath.Join(d, "model.safetensors")
+	ts, err := ReadSafetensors(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := fmt.Sprintf("model.layers.%d.", i)
+	var keep []NamedTensor
+	for _, x := range ts {
+		if !strings.HasPrefix(x.Name, prefix) || x.Name == prefix+"input_layernorm.weight" {
+			keep = append(keep, x)
+		}
+	}
+	if err := WriteSafetensors(p, keep); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func TestLoadMissingWeightsAreJoined(t *testing.T) {
-	d := copyCase(t, func(s string) string {
-		return strings.Replace(s, `"num_hidden_layers": 2`, `"num_hidden_layers": 3`, 1)
-	})
+	d := dropLayerWeights(t, copyCase(t, func(s string) string { return s }), 1)
 	_, err := Load(d, nil)
-	if n := strings.Count(err.Error(), "missing weight"); n != 12 {
-		t.Errorf("%d missing weights reported, want 12 (all of layer 2):\n%v", n, err)
+	if n := strings.Count(err.Error(), "missing weight"); n != 11 {
+		t.Errorf("%d missing weights reported, want 11 (all of layer 1 but its input_layernorm):\n%v", n, err)
 	}
 	var we *WeightError
 	if !errors.As(err, &we) || we.Got != nil {

@@ -23,7 +23,7 @@ func ExampleModel_Generate() {
 	}
 	labels := [][]int{{10, 11}, {12}, {13, 14, 15}}
 	out, err := m.Generate(context.Background(), [][]int{{1, 5, 6, 7}}, model.GenerateConfig{
-		MaxNewTokens: 8, NumGenerations: 3, Temperature: 1, Seed: 1,
+		MaxNewTokens: 8, NumGenerations: 3, Sampling: model.Sampling{Temperature: 1}, Seed: 1,
 		Constraint: model.NewTrie(labels, 2),
 	})
 	if err != nil {

@@ -136,7 +136,7 @@ func TestScatterWriteMatchesWhere(t *testing.T) {
 					m.cfg.SlidingWindow = tc.window
 				}
 				cfg = m.cfg
-				gen := GenerateConfig{MaxNewTokens: steps, IgnoreEOS: true, NumGenerations: 3, Temperature: 1, Seed: 7}
+				gen := GenerateConfig{MaxNewTokens: steps, IgnoreEOS: true, NumGenerations: 3, Sampling: Sampling{Temperature: 1}, Seed: 7}
 				gen.onStep = func(_ int, l []float32) { logits = append(logits, slices.Clone(l)) }
 				gen.onCaches = func(_ int, cs []*tensors.Tensor) {
 					var step [][]float32

@@ -15,6 +15,31 @@ import (
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 )
 
+// Sampling holds the settings that pick each next token, shared by
+// GenerateConfig, the trainer's config (TRL's flat key names, as in its
+// JSON tags) and the generation and evaluation options built on them. The
+// zero value decodes greedily with nothing filtered.
+type Sampling struct {
+	// Temperature divides the logits before sampling; 0 means greedy.
+	// The trainer also divides by it when it computes log-probs.
+	Temperature float64 `json:"temperature"`
+	// TopP keeps the smallest set of tokens whose probability reaches P
+	// (nucleus sampling); 0 or 1 means all.
+	TopP float64 `json:"top_p"`
+	// TopK keeps the K most likely tokens when sampling; 0 means all.
+	TopK int `json:"top_k"`
+	// MinP keeps the tokens whose probability is at least MinP times the
+	// most likely token's (HF min_p, applied after TopK and TopP); 0 means
+	// all. In [0, 1]; typical values 0.01–0.2.
+	MinP float64 `json:"min_p"`
+	// RepetitionPenalty divides the positive logits and multiplies the
+	// negative ones of every token already in the prompt or the completion
+	// (HF repetition_penalty, applied before Temperature, greedy included):
+	// above 1 discourages repeats, below 1 encourages them; 0 or 1 means
+	// none. Must be ≥ 0.
+	RepetitionPenalty float64 `json:"repetition_penalty"`
+}
+
 // GenerateConfig controls Generate. The zero value is invalid only because
 // MaxNewTokens must be set; everything else defaults sensibly.
 type GenerateConfig struct {
@@ -23,22 +48,9 @@ type GenerateConfig struct {
 	// NumGenerations is the number of completions per prompt (GRPO's G);
 	// 0 means 1. Each prompt is prefilled once and its KV cache shared.
 	NumGenerations int
-	// Temperature divides the logits before sampling; 0 means greedy.
-	Temperature float64
-	// TopK keeps the K most likely tokens when sampling; 0 means all.
-	TopK int
-	// TopP keeps the smallest set of tokens whose probability reaches P
-	// (nucleus sampling); 0 or 1 means all.
-	TopP float64
-	// MinP keeps the tokens whose probability is at least MinP times the
-	// most likely token's (HF min_p, applied after TopK and TopP); 0 means
-	// all. In [0, 1].
-	MinP float64
-	// RepetitionPenalty divides the positive logits and multiplies the
-	// negative ones of every token already in the prompt or the completion
-	// (HF repetition_penalty, applied before Temperature, greedy included);
-	// 0 or 1 means none. Must be ≥ 0.
-	RepetitionPenalty float64
+	// Sampling picks each next token: temperature, top-k, top-p, min-p and
+	// the repetition penalty. The zero value decodes greedily.
+	Sampling
 	// Seed seeds the sampler: equal seeds and inputs give equal outputs.
 	Seed uint64
 	// StopIDs end a completion (the stop id is kept as its last token). The
@@ -53,13 +65,35 @@ type GenerateConfig struct {
 	// PadID fills the left padding of prompts. Default 0.
 	PadID int
 	// Constraint, if set, restricts every next token (constrained decoding).
+	// It is applied on the host (see Sampler).
 	Constraint Constraint
+	// KeepFinishedRows keeps every row in the decode batch until the last
+	// one stops. By default, on the go backend in float32, rows that have
+	// stopped leave the batch: once a batch of at most three quarters the
+	// size can hold the rows still running, their KV caches are gathered
+	// into it, so that a step costs about what the live rows cost. The
+	// tokens are the same either way (only a batch whose products sum
+	// every row in the same order is chosen), so this is for measuring
+	// what dropping them saves.
+	KeepFinishedRows bool
+	// Sampler says where the tokens are chosen: SampleAuto (the default)
+	// samples in the graph on an XLA backend and on the host on the
+	// pure-Go backend or with a Constraint. Both follow the same stages
+	// and draw from the same distribution, but not the same random
+	// numbers: equal seeds give equal outputs on one side only. Greedy
+	// decoding picks the same tokens on both.
+	Sampler SampleWhere
+	// LogProbs asks for each token's log-probability (Completion.LogProbs).
+	LogProbs bool
 
 	// onStep, for tests, sees the raw logits [N*V] that chose each step's tokens.
 	onStep func(step int, logits []float32)
 	// onCaches, for tests, sees the KV caches after prefill (step 0) and
 	// after each decode step.
 	onCaches func(step int, caches []*tensors.Tensor)
+	// onCompact, for tests, sees each smaller batch before the decode step
+	// of the given step runs on it (compact.go).
+	onCompact func(step int, l batchLayout)
 }
 
 // Completion is one generated sequence.
@@ -68,6 +102,11 @@ type Completion struct {
 	Tokens []int
 	// Stopped reports whether a stop id ended it (else MaxNewTokens did).
 	Stopped bool
+	// LogProbs, with GenerateConfig.LogProbs, holds each token's
+	// log-probability: the log-softmax of the logits divided by the
+	// temperature (1 when greedy), after the repetition penalty and the
+	// stop-id ban, before top-k, top-p and min-p.
+	LogProbs []float32
 }
 
 // bucket rounds a length up to one of a few sizes, so that graph.Exec
@@ -131,15 +170,29 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 		}
 		caches, r = append(caches, r[0], r[1]), r[2:]
 	}
-	pl, err := tensors.CopyFlatData[float32](res[0])
-	if err != nil {
-		return nil, err
-	}
-	res[0].FinalizeAll()
+	// Sampling on the device (sample_graph.go), the logits stay there
+	// (devLogits: the prefill's, each row repeated groups times, then each
+	// decode step's) and only the chosen ids come back; on the host they
+	// are copied into logits.
+	devLogits, groups := res[0], G
+	defer func() {
+		if devLogits != nil {
+			devLogits.FinalizeAll()
+		}
+	}()
 	V := m.cfg.VocabSize
-	logits := make([]float32, N*V)
-	for i := range N {
-		copy(logits[i*V:(i+1)*V], pl[(i/G)*V:(i/G+1)*V])
+	var logits []float32
+	if !m.onDevice(cfg) {
+		pl, err := tensors.CopyFlatData[float32](res[0])
+		if err != nil {
+			return nil, err
+		}
+		res[0].FinalizeAll()
+		devLogits = nil
+		logits = make([]float32, N*V)
+		for i := range N {
+			copy(logits[i*V:(i+1)*V], pl[(i/G)*V:(i/G+1)*V])
+		}
 	}
 
 	sliding := m.hasSlidingLayers()
@@ -158,6 +211,11 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 		stops = append(stops, m.cfg.EOSTokenIDs...)
 	}
 	smp := newSampler(cfg, stops, prompts, G, N)
+	var dev *deviceSampler
+	if devLogits != nil {
+		dev = m.newDeviceSampler(cfg, stops, prompts, G, N)
+		defer dev.finalize()
+	}
 	out = make([]Completion, N)
 	realLen := make([]int, N)
 	kvmask := make([]int32, N*S)
@@ -175,7 +233,10 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 		}
 	}()
 	suffix := suffixSlots(0, S-Tp) // shared: the suffix caches' slots now
-	var maskBuf []int32
+	var maskBuf, rowMask []int32
+	// The decode batch's rows (compact.go): all of them until enough stop.
+	lay := identityLayout(N, len(prompts), shared)
+	compacts, live, nLive := m.compacts() && !cfg.KeepFinishedRows && dev == nil, make([]bool, N), N
 	for step := 0; ; step++ {
 		if cfg.onCaches != nil {
 			cfg.onCaches(step, caches)
@@ -183,7 +244,14 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 		if cfg.onStep != nil {
 			cfg.onStep(step, logits)
 		}
-		done, err := smp.step(logits, out, next)
+		var done bool
+		if dev != nil {
+			done, err = dev.step(devLogits, groups, out, next)
+			devLogits.FinalizeAll()
+			devLogits, groups = nil, 1
+		} else {
+			done, err = smp.step(logits, out, next)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -197,6 +265,41 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 			kvmask[i*S+Tp+step] = 1
 			posNow[i] = int32(realLen[i] + step)
 		}
+		if compacts {
+			n := 0
+			for i := range N {
+				live[i] = !out[i].Stopped
+				if live[i] {
+					n++
+				}
+			}
+			if n < nLive {
+				nLive = n
+				if smaller, ok := planCompaction(lay, live, m.cfg.NumAttentionHeads/m.cfg.NumKeyValueHeads, rowClass); ok {
+					// On error the old caches stay, for the deferred finalize.
+					c, p, err := m.compactCaches(lay, smaller, caches, prefix)
+					if err != nil {
+						return nil, err
+					}
+					caches, prefix, lay = c, p, smaller
+					if cfg.onCompact != nil {
+						cfg.onCompact(step, lay)
+					}
+				}
+			}
+		}
+		B := len(lay.rows)
+		// The batch's rows of the inputs kept for all of Generate's rows.
+		bNext, bPos, bMask := next, posNow, kvmask
+		if B != N {
+			bNext, bPos = make([]int32, B), make([]int32, B)
+			rowMask = rowMask[:0]
+			for j, i := range lay.rows {
+				bNext[j], bPos[j] = next[i], posNow[i]
+				rowMask = append(rowMask, kvmask[i*S:(i+1)*S]...)
+			}
+			bMask = rowMask
+		}
 		at, width := Tp+step, S // the full caches' slot of this step's token, their slots
 		if shared {
 			if sx := suffixSlots(step, S-Tp); sx != suffix {
@@ -207,24 +310,24 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 			}
 			at, width = step, Tp+suffix
 		}
-		stepMask := kvmask
+		stepMask := bMask
 		if width != S {
 			// The prompt slots and the suffix slots so far.
 			maskBuf = maskBuf[:0]
-			for i := range N {
-				maskBuf = append(maskBuf, kvmask[i*S:i*S+width]...)
+			for i := range B {
+				maskBuf = append(maskBuf, bMask[i*S:i*S+width]...)
 			}
 			stepMask = maskBuf
 		}
 		args := []any{
-			tensors.FromFlatDataAndDimensions(slices.Clone(next), N, 1),
-			tensors.FromFlatDataAndDimensions(slices.Clone(posNow), N, 1),
-			tensors.FromFlatDataAndDimensions(slices.Clone(stepMask), N, width),
+			tensors.FromFlatDataAndDimensions(slices.Clone(bNext), B, 1),
+			tensors.FromFlatDataAndDimensions(slices.Clone(bPos), B, 1),
+			tensors.FromFlatDataAndDimensions(slices.Clone(stepMask), B, width),
 			tensors.FromScalar(int32(at)),
 		}
 		if sliding {
 			c := Tp + step
-			args = append(args, tensors.FromFlatDataAndDimensions(ringMask(kvmask, N, S, Wc, c), N, Wc),
+			args = append(args, tensors.FromFlatDataAndDimensions(ringMask(bMask, B, S, Wc, c), B, Wc),
 				tensors.FromScalar(int32(c%Wc)))
 		}
 		for i, p := 0, prefix; i < m.cfg.NumHiddenLayers; i++ {
@@ -248,9 +351,22 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 			c.FinalizeAll()
 		}
 		caches = res[1:]
+		if dev != nil {
+			devLogits = res[0]
+			continue
+		}
 		// Into the same slice every step: a fresh one (6 MB at batch 32 with
 		// a 49K vocabulary) cost more in page faults than the copy.
-		if err := tensors.ConstFlatData(res[0], func(flat []float32) { copy(logits, flat) }); err != nil {
+		// A batch row's logits go to its row (rows that left keep stale ones).
+		if err := tensors.ConstFlatData(res[0], func(flat []float32) {
+			if B == N {
+				copy(logits, flat)
+				return
+			}
+			for j, i := range lay.rows {
+				copy(logits[i*V:(i+1)*V], flat[j*V:(j+1)*V])
+			}
+		}); err != nil {
 			return nil, err
 		}
 		res[0].FinalizeAll()
@@ -283,6 +399,12 @@ func (m *Model) checkGenerate(prompts [][]int, cfg GenerateConfig) error {
 		if !c.ok {
 			errs = append(errs, fmt.Errorf("model: generate: %s", c.what))
 		}
+	}
+	if cfg.Sampler == SampleDevice && cfg.Constraint != nil {
+		errs = append(errs, errors.New("model: generate: a Constraint is applied on the host: it cannot be combined with Sampler SampleDevice"))
+	}
+	if cfg.Sampler < SampleAuto || cfg.Sampler > SampleDevice {
+		errs = append(errs, fmt.Errorf("model: generate: unknown Sampler %v", cfg.Sampler))
 	}
 	if cfg.PadID < 0 || cfg.PadID >= m.cfg.VocabSize {
 		errs = append(errs, fmt.Errorf("model: generate: PadID %d outside the vocabulary (%d)", cfg.PadID, m.cfg.VocabSize))

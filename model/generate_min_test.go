@@ -60,7 +60,7 @@ func TestMinNewTokensForcesLength(t *testing.T) {
 	for id := 0; id < m.Config().VocabSize; id += 2 {
 		stops = append(stops, id)
 	}
-	cfg := GenerateConfig{MaxNewTokens: 6, NumGenerations: 4, Temperature: 1, Seed: 7, StopIDs: stops}
+	cfg := GenerateConfig{MaxNewTokens: 6, NumGenerations: 4, Sampling: Sampling{Temperature: 1}, Seed: 7, StopIDs: stops}
 	out, err := m.Generate(context.Background(), [][]int{{1, 5, 9}}, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ func TestPickMinP(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	counts := make([]int, len(logits))
 	for range 4000 {
-		id, err := pick(logits, nil, GenerateConfig{Temperature: 1, MinP: 0.2}, rng)
+		id, err := pick(logits, nil, GenerateConfig{Sampling: Sampling{Temperature: 1, MinP: 0.2}}, rng)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,7 +29,7 @@ func TestPickMinP(t *testing.T) {
 	}
 	// MinP 1 is greedy among the best.
 	for range 20 {
-		if id, _ := pick(logits, nil, GenerateConfig{Temperature: 1, MinP: 1}, rng); id != 0 {
+		if id, _ := pick(logits, nil, GenerateConfig{Sampling: Sampling{Temperature: 1, MinP: 1}}, rng); id != 0 {
 			t.Fatalf("MinP 1 drew %d, want 0", id)
 		}
 	}
@@ -55,7 +55,7 @@ func TestPenalizeRepeats(t *testing.T) {
 func TestGenerateRepetitionPenalty(t *testing.T) {
 	m := tinyModel(t)
 	prompt := []int{1, 116, 275}
-	out, err := m.Generate(t.Context(), [][]int{prompt}, GenerateConfig{MaxNewTokens: 12, RepetitionPenalty: 1e6, IgnoreEOS: true})
+	out, err := m.Generate(t.Context(), [][]int{prompt}, GenerateConfig{MaxNewTokens: 12, Sampling: Sampling{RepetitionPenalty: 1e6}, IgnoreEOS: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestGenerateRepetitionPenalty(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	if _, err := m.Generate(t.Context(), [][]int{prompt}, GenerateConfig{MaxNewTokens: 2, MinP: 1.5}); err == nil {
+	if _, err := m.Generate(t.Context(), [][]int{prompt}, GenerateConfig{MaxNewTokens: 2, Sampling: Sampling{MinP: 1.5}}); err == nil {
 		t.Error("MinP 1.5 accepted")
 	}
 }
@@ -81,7 +81,7 @@ func BenchmarkPick(b *testing.B) {
 	}
 	var scratch chooseScratch
 	for range b.N {
-		if _, err := pickWith(&scratch, logits, nil, GenerateConfig{Temperature: 1}, rng); err != nil {
+		if _, err := pickWith(&scratch, logits, nil, GenerateConfig{Sampling: Sampling{Temperature: 1}}, rng); err != nil {
 			b.Fatal(err)
 		}
 	}

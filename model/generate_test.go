@@ -103,7 +103,7 @@ func TestGenerateGroupsShareThePrompt(t *testing.T) {
 
 func TestGenerateSamplingIsSeeded(t *testing.T) {
 	m := tinyModel(t)
-	cfg := GenerateConfig{MaxNewTokens: 8, NumGenerations: 4, Temperature: 1, TopK: 50, TopP: 0.95, Seed: 42, IgnoreEOS: true}
+	cfg := GenerateConfig{MaxNewTokens: 8, NumGenerations: 4, Sampling: Sampling{Temperature: 1, TopK: 50, TopP: 0.95}, Seed: 42, IgnoreEOS: true}
 	run := func(seed uint64) []Completion {
 		cfg.Seed = seed
 		out, err := m.Generate(context.Background(), [][]int{{1, 5, 9}}, cfg)
@@ -146,7 +146,7 @@ func TestGenerateTrieConstraint(t *testing.T) {
 	const eos = 2
 	trie := NewTrie(labels, eos)
 	out, err := m.Generate(context.Background(), [][]int{{1, 4}, {1, 7, 8}}, GenerateConfig{
-		MaxNewTokens: 6, NumGenerations: 8, Temperature: 1.5, Seed: 1, Constraint: trie,
+		MaxNewTokens: 6, NumGenerations: 8, Sampling: Sampling{Temperature: 1.5}, Seed: 1, Constraint: trie,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -219,15 +219,15 @@ func TestGenerateErrors(t *testing.T) {
 		{"empty constraint", context.Background(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 2,
 			Constraint: ConstraintFunc(func([]int) []int { return []int{} })}, "constraint allows no token"},
 		{"canceled", canceled, [][]int{{1}}, GenerateConfig{MaxNewTokens: 3}, "context canceled"},
-		{"negative temperature", context.Background(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 1, Temperature: -1},
+		{"negative temperature", context.Background(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 1, Sampling: Sampling{Temperature: -1}},
 			"model: generate: Temperature = -1, want finite ≥ 0 (0: greedy)"},
-		{"NaN temperature", context.Background(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 1, Temperature: math.NaN()},
+		{"NaN temperature", context.Background(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 1, Sampling: Sampling{Temperature: math.NaN()}},
 			"Temperature = NaN"},
-		{"NaN top-p", context.Background(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 1, Temperature: 1, TopP: math.NaN()},
+		{"NaN top-p", context.Background(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 1, Sampling: Sampling{Temperature: 1, TopP: math.NaN()}},
 			"TopP = NaN, want 0…1"},
-		{"min-p above 1", context.Background(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 1, Temperature: 1, MinP: 2},
+		{"min-p above 1", context.Background(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 1, Sampling: Sampling{Temperature: 1, MinP: 2}},
 			"MinP = 2, want 0…1"},
-		{"negative top-k", context.Background(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 1, TopK: -3}, "TopK = -3, want ≥ 0"},
+		{"negative top-k", context.Background(), [][]int{{1}}, GenerateConfig{MaxNewTokens: 1, Sampling: Sampling{TopK: -3}}, "TopK = -3, want ≥ 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := m.Generate(tc.ctx, tc.prompts, tc.cfg)
@@ -244,7 +244,7 @@ func TestPickSampling(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	count := map[int]int{}
 	for range 2000 {
-		id, err := pick(logits, nil, GenerateConfig{Temperature: 1, TopK: 2}, rng)
+		id, err := pick(logits, nil, GenerateConfig{Sampling: Sampling{Temperature: 1, TopK: 2}}, rng)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +256,7 @@ func TestPickSampling(t *testing.T) {
 	}
 	clear(count)
 	for range 2000 {
-		id, _ := pick(logits, nil, GenerateConfig{Temperature: 1, TopP: 0.6}, rng)
+		id, _ := pick(logits, nil, GenerateConfig{Sampling: Sampling{Temperature: 1, TopP: 0.6}}, rng)
 		count[id]++
 	}
 	if len(count) != 1 || count[1] != 2000 { // p(1) = 0.64 ≥ 0.6 alone

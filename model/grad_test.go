@@ -20,7 +20,7 @@ func lossAndGrads(t *testing.T, m *Model, b Batch) (float64, []*tensors.Tensor, 
 	}
 	vars := m.TrainableVariables()
 	e, err := mlctx.NewExec(m.Backend(), m.Context(), func(ctx *mlctx.Context, ids, mask, pos *Node) []*Node {
-		lp := TokenLogProbs(m.LogitsGraph(ctx, ids, mask, pos), ids) // targets = ids: a valid, cheap loss
+		lp, _ := TokenLogProbs(m.LogitsGraph(ctx, ids, mask, pos), ids, 1) // targets = ids: a valid, cheap loss
 		loss := ReduceAllSum(Mul(lp, ConvertDType(mask, lp.DType())))
 		grads := Gradient(loss, func() []*Node {
 			var ns []*Node

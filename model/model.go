@@ -58,6 +58,11 @@ type Options struct {
 	// DoubleQuant quantizes NF4's absmax again (bitsandbytes'
 	// bnb_4bit_use_double_quant): about 0.4 fewer bits per weight.
 	DoubleQuant bool
+	// DecoderOnly makes Load read the decoder without lm_head.weight, as
+	// a sequence-classification checkpoint (a decoder with a score head
+	// instead of an LM head) is stored. Such a model gives hidden states
+	// (HiddenRangeGraph); building its logits is an error.
+	DecoderOnly bool
 }
 
 func (o *Options) storage() (Storage, bool) {
@@ -94,6 +99,8 @@ type Model struct {
 	compute dtypes.DType // InvalidDType means Float32
 	storage Storage
 	logger  *slog.Logger
+	// decoderOnly: loaded without an LM head (Options.DecoderOnly).
+	decoderOnly bool
 
 	mu    sync.Mutex
 	execs map[string]*mlctx.Exec
@@ -128,7 +135,8 @@ func newEmpty(cfg Config, opts *Options) (*Model, error) {
 		}
 	}
 	s, _ := opts.storage()
-	return &Model{cfg: cfg, backend: b, ctx: mlctx.New(), execs: map[string]*mlctx.Exec{}, compute: compute, storage: s, logger: opts.logger()}, nil
+	return &Model{cfg: cfg, backend: b, ctx: mlctx.New(), execs: map[string]*mlctx.Exec{}, compute: compute, storage: s, logger: opts.logger(),
+		decoderOnly: opts != nil && opts.DecoderOnly}, nil
 }
 
 // New returns a model with random weights for cfg (normal with std 0.02 as
@@ -179,6 +187,9 @@ func Load(dir string, opts *Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckWeightsHeader(dir, cfg, opts); err != nil {
+		return nil, err
+	}
 	m, err := newEmpty(cfg, opts)
 	if err != nil {
 		return nil, err
@@ -216,6 +227,9 @@ func Load(dir string, opts *Options) (*Model, error) {
 	var errs []error
 	var scratch []float32 // the values of the tensor being quantized
 	for _, w := range cfg.Weights() {
+		if m.decoderOnly && w.Name == "lm_head.weight" {
+			continue
+		}
 		l, ok := where[w.Name]
 		if !ok {
 			errs = append(errs, &WeightError{Name: w.Name, Want: w.Shape})
@@ -248,6 +262,30 @@ func Load(dir string, opts *Options) (*Model, error) {
 		return nil, fmt.Errorf("model: load %s: %w", dir, errors.Join(errs...))
 	}
 	return m, nil
+}
+
+// ReadTensor reads one tensor of the checkpoint in dir (model.safetensors,
+// or the shard model.safetensors.index.json names for it) as float32, with
+// its shape: a weight a Model does not hold, such as a sequence
+// classifier's score.weight.
+func ReadTensor(dir, name string) ([]float32, []int, error) {
+	files, err := weightFiles(dir, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, path := range files {
+		s, err := openSafetensors(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, ok := s.header.Tensors[name]; ok {
+			data, shape, err := s.readF32(name)
+			s.Close()
+			return data, shape, err
+		}
+		s.Close()
+	}
+	return nil, nil, fmt.Errorf("model: %s: no tensor %q in %d safetensors file(s)", dir, name, len(files))
 }
 
 // weightFiles lists the safetensors files to read from dir.

@@ -15,7 +15,11 @@ import (
 // In bfloat16 the graph follows transformers under torch_dtype=bfloat16
 // (v4.43 eager attention): weights (cast from their storage) and
 // activations are bf16, every product takes bf16 operands (backends
-// accumulate in f32 and round the result); RMSNorm's statistics are f32 (a
+// accumulate in f32 and round the result; a bias is added to the f32
+// product before the one rounding, as torch's addmm); a bf16 op rounds its
+// result to nearest even (on the pure-Go backend internal/backend sees to
+// it), and so do bf16 constants (scalarLike); a Python-float scale
+// (the attention's) multiplies in f32; RMSNorm's statistics are f32 (a
 // Llama norm casts back before multiplying by w, a Gemma norm multiplies by
 // 1+w in f32 first); RoPE tables are computed in f32 and cast; the
 // attention softmax runs in f32 and is cast back; logits come out as f32.

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/grpokit/grpokit/internal/atomicfile"
 )
 
 // WriteRandomHF writes a Hugging Face model folder for cfg with random
@@ -134,7 +136,7 @@ func bf16(v float32) uint16 {
 // writeFileAtomic writes path through a temporary file in the same
 // directory, renamed into place only when write succeeded.
 func writeFileAtomic(path string, write func(f *os.File) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := atomicfile.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
 	if err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
@@ -147,10 +149,6 @@ func writeFileAtomic(path string, write func(f *os.File) error) error {
 	if err := f.Close(); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("model: write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("model: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)

@@ -34,7 +34,7 @@ func TestRealConfigs(t *testing.T) {
 				t.Errorf("eos %v bos %d", c.EOSTokenIDs, c.BOSTokenID)
 			}
 		}},
-		// The shapes of issue 11's memory workloads (bench/memory); counts from
+		// The shapes of the memory workloads (bench/memory); counts from
 		// the sources in testdata/configs/README.md.
 		{"Qwen2.5-0.5B-Instruct.json", "qwen2", 494032768, "public GGUF and QLoRA fixtures", 0, 0, func(t *testing.T, c Config) {
 			if c.HeadDim != 64 || !c.TieWordEmbeddings || c.NumKeyValueHeads != 2 || c.UseSlidingWindow {

@@ -165,7 +165,8 @@ func (m *Model) TokenLogProbs(b Batch) (lp [][]float32, err error) {
 		}
 	}
 	e, err := m.exec("logprobs", func(ctx *mlctx.Context, ids, mask, pos, tg *Node) *Node {
-		return TokenLogProbs(m.LogitsGraph(ctx, ids, mask, pos), tg)
+		lp, _ := TokenLogProbs(m.LogitsGraph(ctx, ids, mask, pos), tg, 1)
+		return lp
 	})
 	if err != nil {
 		return nil, err

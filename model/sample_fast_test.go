@@ -25,9 +25,9 @@ func TestChooseFastMatchesSlow(t *testing.T) {
 				logits[3], logits[V-2] = float32(math.Inf(-1)), float32(math.Inf(-1))
 			}
 			for _, cfg := range []GenerateConfig{
-				{Temperature: 1}, {Temperature: 0.7}, {Temperature: 1.9}, {Temperature: 1, TopP: 0.9},
-				{Temperature: 0.8, MinP: 0.05}, {Temperature: 1, TopK: 5}, {Temperature: 1, TopK: V + 1},
-				{Temperature: 1.2, TopP: 0.5, MinP: 0.01},
+				{Sampling: Sampling{Temperature: 1}}, {Sampling: Sampling{Temperature: 0.7}}, {Sampling: Sampling{Temperature: 1.9}}, {Sampling: Sampling{Temperature: 1, TopP: 0.9}},
+				{Sampling: Sampling{Temperature: 0.8, MinP: 0.05}}, {Sampling: Sampling{Temperature: 1, TopK: 5}}, {Sampling: Sampling{Temperature: 1, TopK: V + 1}},
+				{Sampling: Sampling{Temperature: 1.2, TopP: 0.5, MinP: 0.01}},
 			} {
 				for _, u := range []float64{0, 1e-300, 0.25, 0.5, r.Float64(), 0.999999, math.Nextafter(1, 0)} {
 					fastChoose = true
@@ -48,10 +48,10 @@ func TestChooseFastMatchesSlow(t *testing.T) {
 func TestChooseFastTaken(t *testing.T) {
 	var sc chooseScratch
 	logits := []float32{1, 2, 3, 4, 5}
-	if _, _, _, ok := chooseFast(&sc, logits, nil, GenerateConfig{Temperature: 1}, 0.5); !ok {
+	if _, _, _, ok := chooseFast(&sc, logits, nil, GenerateConfig{Sampling: Sampling{Temperature: 1}}, 0.5); !ok {
 		t.Fatal("temperature-1 sampling over the whole vocabulary did not take the fast path")
 	}
-	if _, _, _, ok := chooseFast(&sc, logits, []int{1, 2}, GenerateConfig{Temperature: 1}, 0.5); ok {
+	if _, _, _, ok := chooseFast(&sc, logits, []int{1, 2}, GenerateConfig{Sampling: Sampling{Temperature: 1}}, 0.5); ok {
 		t.Fatal("a constrained row took the fast path")
 	}
 }

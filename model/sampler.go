@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -22,6 +23,7 @@ type sampler struct {
 	allowed [][]int
 	u       []float64
 	toks    []int
+	lps     []float32 // with cfg.LogProbs
 }
 
 func newSampler(cfg GenerateConfig, stops []int, prompts [][]int, g, rows int) *sampler {
@@ -31,6 +33,7 @@ func newSampler(cfg GenerateConfig, stops []int, prompts [][]int, g, rows int) *
 		allowed: make([][]int, rows),
 		u:       make([]float64, rows),
 		toks:    make([]int, rows),
+		lps:     make([]float32, rows),
 	}
 }
 
@@ -71,6 +74,9 @@ func (s *sampler) step(logits []float32, out []Completion, next []int32) (done b
 				penalizeRepeats(row, s.prompts[i/s.g], out[i].Tokens, cfg.RepetitionPenalty)
 			}
 			s.toks[i] = choose(&s.scratch[w], row, s.allowed[i], cfg, s.u[i])
+			if cfg.LogProbs {
+				s.lps[i] = rowLogProb(row, s.toks[i], cfg.Temperature)
+			}
 		}
 	}
 	workers := 1
@@ -97,9 +103,27 @@ func (s *sampler) step(logits []float32, out []Completion, next []int32) (done b
 		}
 		tok := s.toks[i]
 		out[i].Tokens = append(out[i].Tokens, tok)
+		if cfg.LogProbs {
+			out[i].LogProbs = append(out[i].LogProbs, s.lps[i])
+		}
 		out[i].Stopped = slices.Contains(s.stops, tok)
 		next[i] = int32(tok)
 		done = done && out[i].Stopped
 	}
 	return done, nil
+}
+
+// rowLogProb returns log-softmax(row / T)[tok] (T = 1 when 0, greedy), in
+// float64: Completion.LogProbs on the host.
+func rowLogProb(row []float32, tok int, temperature float64) float32 {
+	invT := 1.0
+	if temperature > 0 {
+		invT = 1 / temperature
+	}
+	mx := float64(maxOf(row)) * invT
+	sum := 0.0
+	for _, l := range row {
+		sum += math.Exp(float64(l)*invT - mx)
+	}
+	return float32(float64(row[tok])*invT - mx - math.Log(sum))
 }

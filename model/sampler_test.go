@@ -19,11 +19,11 @@ func TestSamplerMatchesRowByRow(t *testing.T) {
 	stops := []int{5, 17}
 	for ci, cfg := range []GenerateConfig{
 		{},
-		{Temperature: 1, Seed: 1},
-		{Temperature: 0.7, TopK: 20, Seed: 2},
-		{Temperature: 1.3, TopP: 0.9, MinP: 0.01, Seed: 3, MinNewTokens: 3},
-		{Temperature: 1, RepetitionPenalty: 1.5, Seed: 4, PadID: 2},
-		{Temperature: 1, Seed: 5, Constraint: ConstraintFunc(func(p []int) []int { return []int{5, 9, 17, 100 + len(p)} })},
+		{Sampling: Sampling{Temperature: 1}, Seed: 1},
+		{Sampling: Sampling{Temperature: 0.7, TopK: 20}, Seed: 2},
+		{Sampling: Sampling{Temperature: 1.3, TopP: 0.9, MinP: 0.01}, Seed: 3, MinNewTokens: 3},
+		{Sampling: Sampling{Temperature: 1, RepetitionPenalty: 1.5}, Seed: 4, PadID: 2},
+		{Sampling: Sampling{Temperature: 1}, Seed: 5, Constraint: ConstraintFunc(func(p []int) []int { return []int{5, 9, 17, 100 + len(p)} })},
 	} {
 		t.Run(fmt.Sprint(ci), func(t *testing.T) {
 			data := rand.New(rand.NewPCG(uint64(ci), 9))

@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/grpokit/grpokit/internal/atomicfile"
 )
 
 // Line is one series of a plot.
@@ -82,7 +84,7 @@ func Lines(path, title, xLabel, yLabel string, lines ...Line) error {
 	p.Draw(draw.Crop(dc, 0, -legendW, 0, 0))
 	top := p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
 	legend.Draw(draw.Crop(dc, Width+2*vg.Millimeter, 0, 0, -top))
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".plot-*.png")
+	tmp, err := atomicfile.CreateTemp(filepath.Dir(path), ".plot-")
 	if err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}

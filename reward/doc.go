@@ -31,7 +31,11 @@
 // on a call after a timeout (that result is 0; the step does not wait for
 // it). Go cannot stop a goroutine: an abandoned call of a plain Func keeps
 // running until it returns, while a ContextScorer sees its context
-// cancelled and can stop.
+// cancelled and can stop. While Evaluator.MaxStray calls of a reward are
+// still running past their timeout, the reward is not called again (those
+// samples score 0, counted as Skipped), so a reward that hangs or spins
+// holds a bounded number of goroutines; ContextScorer says what a reward
+// must do.
 // Each kind of failure is counted per reward so the trainer can log it, as
 // net/http contains a panic to its own request. Safe wraps a single Func
 // the same way, without counting.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,14 +20,47 @@ const DefaultTimeout = 10 * time.Second
 // counts as a NonFinite failure and scores 0.
 const MaxScore = 1e150
 
+// DefaultMaxStray is the number of calls of one reward that may still be
+// running past their timeout before an Evaluator whose MaxStray is zero
+// stops calling that reward.
+const DefaultMaxStray = 2
+
 // ContextScorer is an optional interface of a Scorer: Call gives
 // ScoreContext a context that is cancelled when the call times out (or
 // its own context ends), so a reward that watches it can stop. A Scorer
 // without it cannot be stopped (Go has no way to end a goroutine): a call
-// that hangs keeps its goroutine until it returns.
+// that hangs keeps its goroutine, and a core if it spins, until it
+// returns.
+//
+// What a reward must do, ContextScorer or not:
+//   - return within the Evaluator's Timeout; a reward that runs an
+//     interpreter, a solver, a sandbox or a network call implements
+//     ContextScorer and returns as soon as ctx is done (pass ctx to
+//     exec.CommandContext, http.NewRequestWithContext, or check ctx.Err()
+//     in its loops), giving any score: it is discarded;
+//   - be safe for concurrent use: calls run on several goroutines at once;
+//   - not keep resources past its return: a call that outlives its
+//     timeout still counts against the reward (see Evaluator.MaxStray).
+//
+// A reward that times out scores 0 for that sample; while MaxStray of its
+// calls are still running, the Evaluator does not call it again and those
+// samples score 0 as Skipped failures, so a reward that hangs costs at
+// most MaxStray goroutines, not one per sample.
 type ContextScorer interface {
 	Scorer
 	ScoreContext(ctx context.Context, s Sample) float64
+}
+
+// BatchScorer is an optional interface of a Scorer that scores a whole
+// batch in one call, such as a reward model that runs the batch as one
+// forward pass. An Evaluator calls ScoreBatch once per Evaluate with all
+// the samples (and never Score); it must return one score per sample, in
+// order, and should stop when ctx ends. An error fails the whole batch
+// (every sample scores 0, counted as Errored); a non-finite score fails
+// its sample only.
+type BatchScorer interface {
+	Scorer
+	ScoreBatch(ctx context.Context, samples []Sample) ([]float64, error)
 }
 
 // Failure says why one reward call did not give a usable score.
@@ -38,9 +72,11 @@ const (
 	Panicked                 // the reward panicked
 	NonFinite                // the reward returned NaN, ±Inf or a score beyond ±MaxScore
 	TimedOut                 // the reward did not return within the timeout
+	Skipped                  // not called: MaxStray calls of the reward were still running past their timeout
+	Errored                  // a BatchScorer returned an error (or the wrong number of scores)
 )
 
-// String returns "ok", "panic", "nonfinite" or "timeout".
+// String returns "ok", "panic", "nonfinite", "timeout", "skipped" or "error".
 func (f Failure) String() string {
 	switch f {
 	case OK:
@@ -51,6 +87,10 @@ func (f Failure) String() string {
 		return "nonfinite"
 	case TimedOut:
 		return "timeout"
+	case Skipped:
+		return "skipped"
+	case Errored:
+		return "error"
 	}
 	return fmt.Sprintf("Failure(%d)", int(f))
 }
@@ -62,10 +102,50 @@ func (f Failure) String() string {
 type Evaluator struct {
 	// Rewards are the rewards to run, in logging order. Names should be unique.
 	Rewards []Named
-	// Timeout bounds each single call of a reward. Default DefaultTimeout.
+	// Timeout bounds each single call of a reward (a BatchScorer's call
+	// gets Timeout times the number of samples). Default DefaultTimeout.
 	Timeout time.Duration
 	// Workers bounds how many reward calls run at once. Default GOMAXPROCS.
 	Workers int
+	// MaxStray bounds, per reward, the calls still running after their
+	// timeout: a reward with that many is not called again until one
+	// returns (its samples score 0, counted as Skipped). Calls other
+	// workers had started when the bound was reached may still time out,
+	// so up to MaxStray + Workers − 1 can be running. Default
+	// DefaultMaxStray. The count lives with the Evaluator, across batches.
+	MaxStray int
+
+	strays atomic.Pointer[strayCounts]
+}
+
+// strayCounts holds, per reward, the calls running past their timeout.
+type strayCounts struct{ n []atomic.Int64 }
+
+// strayCounts returns the Evaluator's counts, made on first use.
+func (e *Evaluator) strayCounts() *strayCounts {
+	for {
+		if c := e.strays.Load(); c != nil && len(c.n) >= len(e.Rewards) {
+			return c
+		}
+		c := &strayCounts{n: make([]atomic.Int64, len(e.Rewards))}
+		old := e.strays.Load()
+		if old != nil && len(old.n) >= len(e.Rewards) {
+			return old
+		}
+		if e.strays.CompareAndSwap(old, c) {
+			return c
+		}
+	}
+}
+
+// Stray returns how many calls of reward r (an index into Rewards) are
+// still running past their timeout.
+func (e *Evaluator) Stray(r int) int {
+	c := e.strays.Load()
+	if c == nil || r < 0 || r >= len(c.n) {
+		return 0
+	}
+	return int(c.n[r].Load())
 }
 
 // Stats summarizes one reward over a batch, for logging.
@@ -80,10 +160,13 @@ type Stats struct {
 	// returned NotApplicable()); Mean and Std are then over the others
 	// (TRL's nanmean and nanstd), NaN when it applied to none.
 	NotApplicable int
+	Skipped       int // samples not scored: the reward had MaxStray calls still running
+	Stray         int // calls of this reward still running past their timeout after the batch
+	Errors        int // samples of a BatchScorer's batch that returned an error
 }
 
 // Failures returns the number of failed calls of any kind.
-func (s Stats) Failures() int { return s.Panics + s.NonFinite + s.Timeouts }
+func (s Stats) Failures() int { return s.Panics + s.NonFinite + s.Timeouts + s.Skipped + s.Errors }
 
 // Result holds the scores of one batch.
 type Result struct {
@@ -117,6 +200,11 @@ func (e *Evaluator) Evaluate(ctx context.Context, samples []Sample) (*Result, er
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	maxStray := e.MaxStray
+	if maxStray <= 0 {
+		maxStray = DefaultMaxStray
+	}
+	strays := e.strayCounts()
 	nr, ns := len(e.Rewards), len(samples)
 	res := &Result{
 		Scores:   make([][]float64, nr),
@@ -132,13 +220,46 @@ func (e *Evaluator) Evaluate(ctx context.Context, samples []Sample) (*Result, er
 	type job struct{ r, i int }
 	jobs := make(chan job)
 	var wg sync.WaitGroup
-	for w := 0; w < min(workers, nr*ns); w++ {
+	// Batch rewards run once each, beside the workers.
+	perSample := make([]int, 0, nr)
+	for r, nd := range e.Rewards {
+		bs, ok := nd.Scorer.(BatchScorer)
+		if !ok {
+			perSample = append(perSample, r)
+			continue
+		}
+		if ns == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if strays.n[r].Load() >= int64(maxStray) {
+				for i := range ns {
+					res.Failures[r][i] = Skipped
+				}
+				return
+			}
+			vs, fs := callBatch(ctx, bs, samples, timeout*time.Duration(ns), &strays.n[r])
+			for i := range vs {
+				if w := nd.Weight * vs[i]; fs[i] == OK && !IsNotApplicable(vs[i]) && !(math.Abs(w) <= MaxScore) {
+					vs[i], fs[i] = 0, NonFinite
+				}
+			}
+			res.Scores[r], res.Failures[r] = vs, fs
+		}()
+	}
+	for w := 0; w < min(workers, len(perSample)*ns); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
 				// Each (r, i) cell is written by exactly one worker.
-				v, f := Call(ctx, e.Rewards[j.r].Scorer, samples[j.i], timeout)
+				if strays.n[j.r].Load() >= int64(maxStray) {
+					res.Scores[j.r][j.i], res.Failures[j.r][j.i] = 0, Skipped
+					continue
+				}
+				v, f := call(ctx, e.Rewards[j.r].Scorer, samples[j.i], timeout, &strays.n[j.r])
 				if w := e.Rewards[j.r].Weight * v; f == OK && !IsNotApplicable(v) && !(math.Abs(w) <= MaxScore) {
 					v, f = 0, NonFinite // the weighted score would overflow the total
 				}
@@ -147,7 +268,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, samples []Sample) (*Result, er
 		}()
 	}
 feed:
-	for r := 0; r < nr; r++ {
+	for _, r := range perSample {
 		for i := 0; i < ns; i++ {
 			select {
 			case jobs <- job{r, i}:
@@ -180,8 +301,13 @@ feed:
 				st.NonFinite++
 			case TimedOut:
 				st.Timeouts++
+			case Skipped:
+				st.Skipped++
+			case Errored:
+				st.Errors++
 			}
 		}
+		st.Stray = int(strays.n[r].Load())
 		st.Mean, st.Std = meanStd(applied)
 		if len(applied) == 0 && ns > 0 {
 			st.Mean, st.Std = math.NaN(), math.NaN()
@@ -198,6 +324,14 @@ feed:
 // the background; Call does not wait for it. When s is a ContextScorer, its
 // context is cancelled as Call returns, so it can stop.
 func Call(ctx context.Context, s Scorer, sample Sample, timeout time.Duration) (float64, Failure) {
+	return call(ctx, s, sample, timeout, nil)
+}
+
+// call is Call that, when stray is not nil, counts in it a call that
+// outlives its timeout until that call returns.
+func call(ctx context.Context, s Scorer, sample Sample, timeout time.Duration, stray *atomic.Int64) (float64, Failure) {
+	// state: 0 running, 1 returned in time, 2 abandoned (counted in stray).
+	var state atomic.Int32
 	type outcome struct {
 		v        float64
 		panicked bool
@@ -206,6 +340,11 @@ func Call(ctx context.Context, s Scorer, sample Sample, timeout time.Duration) (
 	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops a ContextScorer that overran
 	go func() {
+		defer func() {
+			if !state.CompareAndSwap(0, 1) && stray != nil {
+				stray.Add(-1) // an abandoned call returns at last
+			}
+		}()
 		defer func() {
 			if recover() != nil {
 				done <- outcome{panicked: true}
@@ -221,6 +360,15 @@ func Call(ctx context.Context, s Scorer, sample Sample, timeout time.Duration) (
 	}()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	abandon := func() {
+		if stray == nil {
+			return
+		}
+		stray.Add(1)
+		if !state.CompareAndSwap(0, 2) {
+			stray.Add(-1) // it returned meanwhile
+		}
+	}
 	select {
 	case o := <-done:
 		switch {
@@ -233,9 +381,91 @@ func Call(ctx context.Context, s Scorer, sample Sample, timeout time.Duration) (
 		}
 		return o.v, OK
 	case <-timer.C:
+		abandon()
 		return 0, TimedOut
 	case <-ctx.Done():
+		abandon()
 		return 0, TimedOut
+	}
+}
+
+// CallBatch runs s.ScoreBatch(ctx, samples) in its own goroutine and
+// returns a score and a Failure per sample: the whole batch Panicked,
+// Errored (an error, or not one score per sample) or TimedOut (past
+// timeout, or ctx ended first), else each score OK or NonFinite (NaN,
+// ±Inf or beyond ±MaxScore), which scores 0. The context ScoreBatch gets
+// is cancelled as CallBatch returns; a call that overran keeps running
+// until it notices.
+func CallBatch(ctx context.Context, s BatchScorer, samples []Sample, timeout time.Duration) ([]float64, []Failure) {
+	return callBatch(ctx, s, samples, timeout, nil)
+}
+
+// callBatch is CallBatch that, when stray is not nil, counts in it a call
+// that outlives its timeout until that call returns.
+func callBatch(ctx context.Context, s BatchScorer, samples []Sample, timeout time.Duration, stray *atomic.Int64) ([]float64, []Failure) {
+	var state atomic.Int32 // 0 running, 1 returned in time, 2 abandoned (counted in stray)
+	type outcome struct {
+		vs       []float64
+		err      error
+		panicked bool
+	}
+	done := make(chan outcome, 1)
+	callCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		defer func() {
+			if !state.CompareAndSwap(0, 1) && stray != nil {
+				stray.Add(-1) // an abandoned call returns at last
+			}
+		}()
+		defer func() {
+			if recover() != nil {
+				done <- outcome{panicked: true}
+			}
+		}()
+		vs, err := s.ScoreBatch(callCtx, samples)
+		done <- outcome{vs: vs, err: err}
+	}()
+	vs, fs := make([]float64, len(samples)), make([]Failure, len(samples))
+	all := func(f Failure) ([]float64, []Failure) {
+		for i := range fs {
+			fs[i] = f
+		}
+		return vs, fs
+	}
+	abandon := func() {
+		if stray == nil {
+			return
+		}
+		stray.Add(1)
+		if !state.CompareAndSwap(0, 2) {
+			stray.Add(-1) // it returned meanwhile
+		}
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case o := <-done:
+		switch {
+		case o.panicked:
+			return all(Panicked)
+		case o.err != nil || len(o.vs) != len(samples):
+			return all(Errored)
+		}
+		for i, v := range o.vs {
+			if math.Abs(v) <= MaxScore || IsNotApplicable(v) {
+				vs[i] = v
+			} else {
+				fs[i] = NonFinite
+			}
+		}
+		return vs, fs
+	case <-timer.C:
+		abandon()
+		return all(TimedOut)
+	case <-ctx.Done():
+		abandon()
+		return all(TimedOut)
 	}
 }
 

@@ -175,3 +175,85 @@ func TestEvaluatorEmpty(t *testing.T) {
 		t.Errorf("empty batch: %+v, %v", res, err)
 	}
 }
+
+// batchFunc is a BatchScorer for tests: f scores the whole batch; calls
+// counts ScoreBatch calls.
+type batchFunc struct {
+	f     func(ctx context.Context, s []Sample) ([]float64, error)
+	calls int
+}
+
+func (b *batchFunc) Score(Sample) float64 { panic("Score called on a BatchScorer") }
+func (b *batchFunc) ScoreBatch(ctx context.Context, s []Sample) ([]float64, error) {
+	b.calls++
+	return b.f(ctx, s)
+}
+
+func TestEvaluatorBatchScorer(t *testing.T) {
+	lengths := func(_ context.Context, s []Sample) ([]float64, error) {
+		out := make([]float64, len(s))
+		for i, x := range s {
+			out[i] = float64(len(x.Completion))
+		}
+		out[1] = math.NaN()
+		return out, nil
+	}
+	for _, c := range []struct {
+		name  string
+		f     func(ctx context.Context, s []Sample) ([]float64, error)
+		want  []Failure
+		score float64 // of sample 0
+	}{
+		{"scores", lengths, []Failure{OK, NonFinite, OK}, 1},
+		{"error", func(context.Context, []Sample) ([]float64, error) { return nil, errors.New("boom") }, []Failure{Errored, Errored, Errored}, 0},
+		{"short", func(context.Context, []Sample) ([]float64, error) { return []float64{1}, nil }, []Failure{Errored, Errored, Errored}, 0},
+		{"panic", func(context.Context, []Sample) ([]float64, error) { panic("bug") }, []Failure{Panicked, Panicked, Panicked}, 0},
+		{"timeout", func(ctx context.Context, s []Sample) ([]float64, error) {
+			<-ctx.Done() // stops when the evaluator gives up
+			return make([]float64, len(s)), nil
+		}, []Failure{TimedOut, TimedOut, TimedOut}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := &batchFunc{f: c.f}
+			ev := &Evaluator{Timeout: 20 * time.Millisecond, Rewards: []Named{
+				{Name: "plain", Weight: 1, Scorer: Func(func(_, _, _ string) float64 { return 2 })},
+				{Name: "batch", Weight: 3, Scorer: b},
+			}}
+			res, err := ev.Evaluate(context.Background(), samples("a", "bb", "ccc"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.calls != 1 {
+				t.Errorf("ScoreBatch called %d times, want once", b.calls)
+			}
+			for i, f := range c.want {
+				if res.Failures[1][i] != f {
+					t.Errorf("sample %d: %v, want %v", i, res.Failures[1][i], f)
+				}
+				if f != OK && res.Scores[1][i] != 0 {
+					t.Errorf("sample %d failed but scored %v", i, res.Scores[1][i])
+				}
+			}
+			if got := res.Totals[0]; !near(got, 2+3*c.score) {
+				t.Errorf("total %v, want %v", got, 2+3*c.score)
+			}
+			st := res.Stats[1]
+			if n := st.Failures(); n != len(c.want)-countOK(c.want) {
+				t.Errorf("stats count %d failures (%+v)", n, st)
+			}
+		})
+	}
+	if got := Errored.String(); got != "error" {
+		t.Errorf("Errored.String() = %q", got)
+	}
+}
+
+func countOK(fs []Failure) int {
+	n := 0
+	for _, f := range fs {
+		if f == OK {
+			n++
+		}
+	}
+	return n
+}

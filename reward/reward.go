@@ -23,6 +23,41 @@ type Sample struct {
 	// trainer and grpo.Evaluate fill them. Token-based rewards
 	// (SoftOverlongPunishment, RepetitionPenalty) read them.
 	CompletionIDs []int32
+	// Messages is the prompt as chat messages when the example is a
+	// conversation (nil for a plain-text prompt; Prompt is then the text of
+	// the last message). A reward model renders them, with the completion
+	// as the assistant's turn, through its own chat template.
+	Messages []Message
+	// Trajectory is a tool-calling trajectory as chat turns, in order:
+	// each assistant turn (its text outside tool calls) and each tool
+	// result (Role "tool", Name the tool). Nil for a completion without
+	// tools; with tools, Completion is the whole trajectory as text
+	// (package agent's Trajectory.Transcript) and Final the answer.
+	Trajectory []Message
+	// Env is the trajectory's environment (an agent.Environment) when the
+	// rollout had one, for rewards that read its state; nil otherwise.
+	Env any
+}
+
+// Message is one turn of a conversational prompt or a trajectory.
+type Message struct {
+	Role    string // "system", "user", "assistant", or "tool" (a result)
+	Content string
+	Name    string // the tool of a result; "" otherwise
+}
+
+// Final is the answer of a sample: for a tool-calling trajectory the text
+// of its last assistant turn (outside tool calls), else the Completion.
+func (s Sample) Final() string {
+	if s.Trajectory == nil {
+		return s.Completion
+	}
+	for i := len(s.Trajectory) - 1; i >= 0; i-- {
+		if s.Trajectory[i].Role == "assistant" {
+			return s.Trajectory[i].Content
+		}
+	}
+	return ""
 }
 
 // notApplicable is the bit pattern of NotApplicable's NaN: a quiet NaN

@@ -44,19 +44,50 @@ type ChatOptions struct {
 // ChatTemplate is a compiled Jinja chat template (tokenizer_config.json's
 // chat_template), rendered with Python/transformers semantics: trim_blocks
 // and lstrip_blocks on, tojson with Python separators and insertion order,
-// raise_exception and strftime_now available. Safe for concurrent use.
+// raise_exception and strftime_now available. Every render is bounded by
+// RenderLimits (DefaultRenderLimits unless WithLimits sets others), and
+// include, import, extends and from are not available (transformers'
+// renderer has no loader either). Safe for concurrent use.
 type ChatTemplate struct {
-	src string
-	tpl *exec.Template
+	src  string
+	name string // the file the template came from, for errors
+	lim  RenderLimits
+	tpl  *exec.Template
 }
 
 // NewChatTemplate compiles src.
-func NewChatTemplate(src string) (ct *ChatTemplate, err error) {
+func NewChatTemplate(src string) (*ChatTemplate, error) {
+	return compileChatTemplate(src, "", RenderLimits{})
+}
+
+// WithLimits returns a copy of c that renders under lim (zero fields take
+// DefaultRenderLimits' values).
+func (c *ChatTemplate) WithLimits(lim RenderLimits) (*ChatTemplate, error) {
+	return compileChatTemplate(c.src, c.name, lim)
+}
+
+// Limits returns the limits c renders under.
+func (c *ChatTemplate) Limits() RenderLimits { return c.lim }
+
+// what names the template in errors.
+func (c *ChatTemplate) what() string {
+	if c.name == "" {
+		return "chat template"
+	}
+	return "chat template in " + c.name
+}
+
+func compileChatTemplate(src, name string, lim RenderLimits) (ct *ChatTemplate, err error) {
+	lim = lim.withDefaults()
+	what := (&ChatTemplate{name: name}).what()
 	defer func() {
 		if r := recover(); r != nil {
-			ct, err = nil, fmt.Errorf("tokenizer: chat template: parse: panic: %v", r)
+			ct, err = nil, fmt.Errorf("tokenizer: %s: parse: panic: %v", what, r)
 		}
 	}()
+	if err := checkNesting(src); err != nil {
+		return nil, fmt.Errorf("tokenizer: %s: parse: %w", what, err)
+	}
 	rewritten := rewriteInlineIf(src)
 	sum := sha256.Sum256([]byte(src))
 	id := "chat-" + hex.EncodeToString(sum[:8])
@@ -68,11 +99,12 @@ func NewChatTemplate(src string) (ct *ChatTemplate, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: chat template: %w", err)
 	}
-	tpl, err := exec.NewTemplate(id, templateConfig(), loader, templateEnv())
+	tpl, err := exec.NewTemplate(id, templateConfig(), loader, templateEnv(lim))
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: chat template: parse: %w", err)
+		return nil, fmt.Errorf("tokenizer: %s: parse: %w", what, err)
 	}
-	return &ChatTemplate{src: src, tpl: tpl}, nil
+	instrument(tpl.Root())
+	return &ChatTemplate{src: src, name: name, lim: lim, tpl: tpl}, nil
 }
 
 // Source returns the template text.
@@ -148,19 +180,28 @@ func (c *ChatTemplate) RenderJSON(ctxJSON []byte) (string, error) {
 }
 
 func (c *ChatTemplate) render(vars map[string]any) (out string, err error) {
+	state := newRenderState(c.lim)
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = "", fmt.Errorf("tokenizer: chat template: render: panic: %v", r)
+			out, err = "", fmt.Errorf("tokenizer: %s: render: panic: %v", c.what(), r)
 		}
 	}()
-	out, err = c.tpl.ExecuteToString(exec.NewContext(vars))
-	if err != nil {
-		if msg, ok := raisedMessage(err); ok {
-			return "", fmt.Errorf("tokenizer: chat template: %w: %s", ErrTemplateRaised, msg)
-		}
-		return "", fmt.Errorf("tokenizer: chat template: render: %w", err)
+	vars[stateKey] = state
+	var b strings.Builder
+	err = c.tpl.Execute(&limitedWriter{w: &b, s: state}, exec.NewContext(vars))
+	if state.err != nil {
+		return "", fmt.Errorf("tokenizer: %s: render stopped: %w", c.what(), state.err)
 	}
-	return out, nil
+	if err != nil {
+		if msg, ok := limitMessage(err); ok {
+			return "", fmt.Errorf("tokenizer: %s: render stopped: %w: %s", c.what(), ErrRenderLimit, msg)
+		}
+		if msg, ok := raisedMessage(err); ok {
+			return "", fmt.Errorf("tokenizer: %s: %w: %s", c.what(), ErrTemplateRaised, msg)
+		}
+		return "", fmt.Errorf("tokenizer: %s: render: %w", c.what(), err)
+	}
+	return b.String(), nil
 }
 
 const raisePrefix = "raise_exception: "
@@ -186,10 +227,22 @@ func templateConfig() *config.Config {
 	return cfg
 }
 
-func templateEnv() *exec.Environment {
+func templateEnv(lim RenderLimits) *exec.Environment {
 	filters := exec.NewFilterSet(map[string]exec.FilterFunction{}).Update(builtins.Filters)
 	_ = filters.Replace("tojson", filterToJSON)
+	for _, name := range builtinFilterNames {
+		if f, ok := filters.Get(name); ok {
+			_ = filters.Replace(name, limitFilter(name, f))
+		}
+	}
+	for name, f := range guardFilters() {
+		_ = filters.Register(name, f)
+	}
 	ctx := exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables)
+	ctx.Set("range", limitedRange)
+	ctx.Set("lipsum", func(_ *exec.Evaluator, params *exec.VarArgs) *exec.Value {
+		return exec.AsValue(errors.New("lipsum is not available in chat templates"))
+	})
 	// Functions return *exec.Value: gonja treats any other value with an
 	// Error method as a failed call.
 	ctx.Set("raise_exception", func(_ *exec.Evaluator, params *exec.VarArgs) *exec.Value {
@@ -218,8 +271,8 @@ func templateEnv() *exec.Environment {
 		Context:           ctx,
 		Filters:           filters,
 		Tests:             builtins.Tests,
-		ControlStructures: builtins.ControlStructures,
-		Methods:           builtins.Methods,
+		ControlStructures: controlStructureSet(),
+		Methods:           limitedMethods(lim.MaxOutputBytes),
 	}
 }
 

@@ -5,27 +5,26 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/grpokit/grpokit/internal/sharedtest"
 )
 
 func TestChatTemplateReferenceCases(t *testing.T) {
-	dir := sharedDir()
-	if dir == "" {
-		t.Skip("tokenizer: ../shared not found; skipping template cases")
-	}
+	dir := sharedtest.Dir(t, "tokenizers")
 	var cases []struct {
 		Name     string          `json:"name"`
 		Template string          `json:"template"`
 		Ctx      json.RawMessage `json:"ctx"`
 	}
 	var ref []string
-	b, err := os.ReadFile(filepath.Join(dir, "tokenizers", "tpl_cases.json"))
+	b, err := os.ReadFile(filepath.Join(dir, "tpl_cases.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(b, &cases); err != nil {
 		t.Fatal(err)
 	}
-	if err := readJSON(filepath.Join(dir, "tokenizers", "tpl_ref.json"), &ref); err != nil {
+	if err := readJSON(filepath.Join(dir, "tpl_ref.json"), &ref); err != nil {
 		t.Fatal(err)
 	}
 	if len(ref) != len(cases) {

@@ -35,6 +35,13 @@
 // Key order comes from the JSON that feeds the template: use RenderJSON, or
 // json.RawMessage/structs in Message.Extra and ChatOptions.Tools.
 //
+// A chat template comes with a downloaded model folder and is a program:
+// every render runs under RenderLimits (loop steps, the size of the text
+// and of every value built on the way, macro depth, wall time), and one
+// that reaches a limit stops with an error wrapping ErrRenderLimit and
+// naming the file the template came from. include, import, from and
+// extends are not available, as in transformers.
+//
 // All exported values are safe for concurrent use after loading.
 //
 // References: Hugging Face tokenizers 0.22.2 (Rust) for ids, @huggingface/jinja

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -134,4 +135,38 @@ func TestEncodeBatchMatchesEncode(t *testing.T) {
 			t.Errorf("batch[%d] %q: %v", i, s, got[i])
 		}
 	}
+}
+
+// FuzzChatTemplateRender renders arbitrary templates under small limits:
+// every render must end (with text or an error) without a panic, and a
+// render that reaches a limit must say so with ErrRenderLimit.
+func FuzzChatTemplateRender(f *testing.F) {
+	for _, tc := range hostileTemplates {
+		f.Add(tc.src)
+	}
+	for _, s := range []string{
+		`{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}`,
+		`{{ messages|tojson(indent=2) }}`, `{% set ns = namespace(x=0) %}{% for i in range(5) %}{% set ns.x = ns.x + i %}{% endfor %}{{ ns.x }}`,
+		`{{ (messages[0].content * 3)|upper|replace('A', 'bb') }}`, `{% macro f(n) %}{% if n %}{{ n }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(9) }}`,
+	} {
+		f.Add(s)
+	}
+	lim := RenderLimits{MaxSteps: 5000, MaxOutputBytes: 1 << 16, MaxDepth: 50, Timeout: 2 * time.Second}
+	msgs := []Message{{Role: "user", Content: "What is 2+2?"}, {Role: "assistant", Content: "<think>x</think>4"}}
+	f.Fuzz(func(t *testing.T, src string) {
+		if len(src) > 4096 {
+			return
+		}
+		ct, err := NewChatTemplate(src)
+		if err != nil {
+			return
+		}
+		if ct, err = ct.WithLimits(lim); err != nil {
+			t.Fatalf("recompiling with limits: %v", err)
+		}
+		out, err := ct.Apply(msgs, ChatOptions{AddGenerationPrompt: true})
+		if err == nil && len(out) > lim.MaxOutputBytes {
+			t.Fatalf("output of %d bytes passed a limit of %d", len(out), lim.MaxOutputBytes)
+		}
+	})
 }

@@ -48,9 +48,9 @@ func LoadDir(dir string) (*Pretrained, error) {
 	}
 	if _, ok := p.Templates["default"]; !ok {
 		if b, err := os.ReadFile(filepath.Join(dir, "chat_template.jinja")); err == nil {
-			ct, err := NewChatTemplate(string(b))
+			ct, err := compileChatTemplate(string(b), filepath.Join(dir, "chat_template.jinja"), RenderLimits{})
 			if err != nil {
-				return nil, fmt.Errorf("tokenizer: chat_template.jinja: %w", err)
+				return nil, err
 			}
 			p.Templates["default"] = ct
 		}
@@ -155,21 +155,21 @@ func finishConfig(p *Pretrained, cfg tokenizerConfig, gen generationConfig, cfgP
 			p.PAD = p.EOS[0]
 		}
 	}
-	if err := p.parseTemplates(cfg.ChatTemplate); err != nil {
-		return nil, fmt.Errorf("tokenizer: %s: %w", cfgPath, err)
+	if err := p.parseTemplates(cfg.ChatTemplate, cfgPath); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
 
-func (p *Pretrained) parseTemplates(raw json.RawMessage) error {
+func (p *Pretrained) parseTemplates(raw json.RawMessage, cfgPath string) error {
 	if isNull(raw) {
 		return nil
 	}
 	var one string
 	if err := json.Unmarshal(raw, &one); err == nil {
-		ct, err := NewChatTemplate(one)
+		ct, err := compileChatTemplate(one, cfgPath+" chat_template", RenderLimits{})
 		if err != nil {
-			return fmt.Errorf("chat_template: %w", err)
+			return err
 		}
 		p.Templates["default"] = ct
 		return nil
@@ -179,12 +179,12 @@ func (p *Pretrained) parseTemplates(raw json.RawMessage) error {
 		Template string `json:"template"`
 	}
 	if err := json.Unmarshal(raw, &named); err != nil {
-		return fmt.Errorf("chat_template: want a string or a list of {name, template}: %w", err)
+		return fmt.Errorf("tokenizer: %s: chat_template: want a string or a list of {name, template}: %w", cfgPath, err)
 	}
 	for i, n := range named {
-		ct, err := NewChatTemplate(n.Template)
+		ct, err := compileChatTemplate(n.Template, fmt.Sprintf("%s chat_template[%d] %q", cfgPath, i, n.Name), RenderLimits{})
 		if err != nil {
-			return fmt.Errorf("chat_template[%d] %q: %w", i, n.Name, err)
+			return err
 		}
 		p.Templates[n.Name] = ct
 	}

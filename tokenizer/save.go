@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/grpokit/grpokit/internal/atomicfile"
 )
 
 // sourceFiles are the files of a model folder LoadDir reads, which
@@ -72,7 +74,7 @@ func (p *Pretrained) WriteFiles(dir string) error {
 }
 
 func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	tmp, err := atomicfile.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
 	if err != nil {
 		return err
 	}

@@ -10,13 +10,29 @@
 //     layer of the decoder;
 //   - genheavy: 4 prompts × G=8, 128 sampled tokens (micro-batches of 8);
 //     besides the step it times one decode step at batch 32 and compares it
-//     with the memory-bandwidth bound of reading the weights once per step.
+//     with the memory-bandwidth bound of reading the weights once per step;
+//   - varlen: the LoRA step with completions sampled until EOS, 4 prompts ×
+//     G=4, micro-batches of 8, each row stopping after a fixed scheduled
+//     length between 16 and 255 tokens (varlen.go; the same schedule on
+//     both sides), reported also as useful (completion) tokens per second;
+//     besides the step it times one generation with finished rows dropped
+//     from the batch (model.Generate's default) and one with them kept.
 //
 // The first step compiles every graph and is reported apart; the other
 // steps give medians. Metrics come from the Trainer's own timing/generate,
 // timing/reward and train_time.
 //
-//	go run ./bench/grpostep [-variant full|lora|genheavy] [-steps 3] [-torch torch.json]
+// -model DIR runs a Hugging Face folder instead (for instance one that
+// bench/randomhf wrote at a real model's shapes), -dtype bf16 computes in
+// bfloat16, and -prompts, -g, -prompt-len, -new-tokens and -micro-batch
+// change the variant's step; -decode also times a decode step at batch
+// prompts·g, against the time to read the weights once at -bandwidth GB/s
+// (a device's memory bandwidth; default: this machine's, measured). -json
+// writes the figures for scripts (the GPU kit's summary):
+//
+//	grpostep -model /tmp/qwen2.5-0.5b -dtype bf16 -variant lora -prompts 8 -g 8 -new-tokens 256 -decode -bandwidth 3350
+//
+//	go run ./bench/grpostep [-variant full|lora|genheavy|varlen] [-steps 3] [-torch torch.json]
 package main
 
 import (
@@ -30,6 +46,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -52,12 +69,14 @@ type variant struct {
 	batchSize, accum                 int  // micro-batch rows × micro-batches = prompts·g
 	lora                             bool // LoRA r=16 on every linear layer, else full fine-tuning
 	decode                           bool // also time a decode step at batch prompts·g
+	varlen                           bool // completions end on the schedule of varlen.go, newTokens at most
 }
 
 var variants = map[string]variant{
 	"full":     {prompts: 4, g: 4, promptLen: 80, newTokens: 6, batchSize: 16, accum: 1},
 	"lora":     {prompts: 4, g: 4, promptLen: 80, newTokens: 6, batchSize: 16, accum: 1, lora: true},
 	"genheavy": {prompts: 4, g: 8, promptLen: 80, newTokens: 128, batchSize: 8, accum: 4, decode: true},
+	"varlen":   {prompts: 4, g: 4, promptLen: 80, newTokens: 256, batchSize: 8, accum: 2, lora: true, varlen: true},
 }
 
 func main() {
@@ -75,23 +94,46 @@ func tinyShape() model.Config {
 	}
 }
 
-func run(args []string, w io.Writer) error {
+func run(args []string, w io.Writer) (err error) {
 	fs := flag.NewFlagSet("grpostep", flag.ContinueOnError)
-	name := fs.String("variant", "full", "full, lora or genheavy")
+	name := fs.String("variant", "full", "full, lora, genheavy or varlen")
 	steps := fs.Int("steps", 3, "timed steps after the first (compiling) one")
 	torchFile := fs.String("torch", "", "JSON written by bench/torch_grpostep.py (optional)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
+	modelDir := fs.String("model", "", "a Hugging Face model folder instead of SmolLM2-135M's shape with random weights")
+	dtype := fs.String("dtype", "f32", "compute dtype: f32 or bf16")
+	prompts := fs.Int("prompts", 0, "prompts per step (0: the variant's)")
+	g := fs.Int("g", 0, "completions per prompt (0: the variant's)")
+	promptLen := fs.Int("prompt-len", 0, "prompt tokens (0: the variant's)")
+	newTokens := fs.Int("new-tokens", 0, "sampled tokens, forced (0: the variant's)")
+	microBatch := fs.Int("micro-batch", 0, "rows per micro-batch, dividing prompts·g (0: the variant's, or all rows when -prompts or -g is set)")
+	decodeToo := fs.Bool("decode", false, "also time a decode step at batch prompts·g against the memory-bandwidth bound")
+	bandwidthGBs := fs.Float64("bandwidth", 0, "memory bandwidth in GB/s for the decode bound (a GPU's); 0 measures this machine's")
+	jsonOut := fs.String("json", "", "write the figures as JSON to this file")
 	firstProfile := fs.String("firstprofile", "", "write a CPU profile of the first (compiling) step to this file")
 	tiny := fs.Bool("tiny", false, "a tiny model instead of SmolLM2-135M's shape (smoke test)")
 	decodeOnly := fs.Bool("decodeonly", false, "only the decode step of -variant genheavy against the bandwidth bound (no training)")
 	checkpointing := fs.Bool("gradient-checkpointing", true, "recompute each decoder layer in the backward pass (grpo.Config.GradientCheckpointing; TRL's default, on; -gradient-checkpointing=false keeps the activations)")
 	opTrace := fs.Bool("opstats", false, "trace every op of the timed steps' training parts and print where cores idle, by op (must come before any other use of the go backend in the process)")
+	compare := fs.Bool("compare", true, "varlen: also time one generation with finished rows dropped and one with them kept")
+	genOnly := fs.Bool("genonly", false, "only varlen's generation with finished rows dropped against kept, after a first (compiling) round (no training)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	v, ok := variants[*name]
 	if !ok || *steps < 1 {
-		return fmt.Errorf("unknown -variant %q (full, lora, genheavy) or -steps %d < 1", *name, *steps)
+		return fmt.Errorf("unknown -variant %q (full, lora, genheavy, varlen) or -steps %d < 1", *name, *steps)
+	}
+	if v, err = v.with(*prompts, *g, *promptLen, *newTokens, *microBatch); err != nil {
+		return err
+	}
+	v.decode = v.decode || *decodeToo
+	if v.decode && v.newTokens < 2 {
+		return fmt.Errorf("-new-tokens %d: timing a decode step needs at least 2", v.newTokens)
+	}
+	compute, err := model.ParseCompute(*dtype)
+	if err != nil {
+		return err
 	}
 	torch, torchInfo, err := torchref.Load(*torchFile, "seconds")
 	if err != nil {
@@ -111,15 +153,29 @@ func run(args []string, w io.Writer) error {
 	if *tiny {
 		shape, shapeName = tinyShape(), "tiny shape"
 	}
-	m, err := model.New(shape, 1, nil)
+	var m *model.Model
+	if *modelDir != "" {
+		m, err = model.Load(*modelDir, &model.Options{Compute: compute})
+		shapeName = fmt.Sprintf("%s (%s)", *modelDir, m.Config().ModelType)
+	} else {
+		m, err = model.New(shape, 1, &model.Options{Compute: compute})
+	}
 	if err != nil {
 		return err
 	}
+	bw := bandwidthSpec{gbs: *bandwidthGBs, small: *tiny || *modelDir != ""}
+	res := results{Variant: *name, Model: shapeName, Params: m.NumParams(), DType: compute.String(),
+		Prompts: v.prompts, G: v.g, PromptLen: v.promptLen, NewTokens: v.newTokens, LoRA: v.lora}
+	defer func() {
+		if err == nil && *jsonOut != "" {
+			err = res.write(*jsonOut)
+		}
+	}()
 	if *decodeOnly {
 		if !v.decode {
-			return fmt.Errorf("-decodeonly needs -variant genheavy")
+			return fmt.Errorf("-decodeonly needs -variant genheavy or -decode")
 		}
-		return reportDecode(w, m, v, *tiny, *cpuProfile)
+		return reportDecode(w, m, v, bw, *cpuProfile, &res)
 	}
 	var adapter *lora.Adapter
 	if v.lora {
@@ -129,15 +185,39 @@ func run(args []string, w io.Writer) error {
 			return err
 		}
 	}
-	policy, err := grpo.NewLMPolicy(m, adapter, nil, &grpo.LMPolicyOptions{NoReference: true})
+	lm, err := grpo.NewLMPolicy(m, adapter, nil, &grpo.LMPolicyOptions{NoReference: true})
 	if err != nil {
 		return err
+	}
+	var policy grpo.Policy = lm
+	sched := &schedPolicy{LMPolicy: lm, m: m}
+	if v.varlen {
+		policy = sched
+	}
+	if *genOnly {
+		if !v.varlen {
+			return fmt.Errorf("-genonly needs -variant varlen")
+		}
+		examples := make([]dataset.Example, v.prompts)
+		for i := range examples {
+			examples[i] = dataset.Example{PromptIDs: promptIDs(i, v.promptLen, m.Config().VocabSize), Answer: strconv.Itoa(i)}
+		}
+		fmt.Fprintf(w, "grpokit varlen generation: %s, %d prompts × G=%d of %d tokens, LoRA r=16; gemm kernels %v, GOMAXPROCS=%d, %s\nfirst round (compiles): ",
+			shapeName, v.prompts, v.g, v.promptLen, gemm.Active(), runtime.GOMAXPROCS(0), cpuModel())
+		if err := compareCompaction(w, sched, examples, v); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "second round: ")
+		return compareCompaction(w, sched, examples, v)
 	}
 	cfg := grpo.DefaultConfig()
 	cfg.NumGenerations = v.g
 	cfg.BatchSize, cfg.GradientAccumulationSteps = v.batchSize, v.accum
 	cfg.MaxPromptLength = v.promptLen
 	cfg.MaxCompletionLength, cfg.MinCompletionLength = v.newTokens, v.newTokens
+	if v.varlen {
+		cfg.MinCompletionLength = 0
+	}
 	cfg.ShuffleDataset = false
 	cfg.LoggingSteps = 0
 	cfg.MaxSteps = 1 + *steps
@@ -154,8 +234,12 @@ func run(args []string, w io.Writer) error {
 	}
 	tr.Memory, tr.GCLimit = &budget, true
 
-	fmt.Fprintf(w, "grpokit grpostep %q: %s (%d params, f32), %d prompts × G=%d, %d prompt tokens, %d sampled tokens (forced), micro-batches %d×%d, %s\n",
-		*name, shapeName, m.NumParams(), v.prompts, v.g, v.promptLen, v.newTokens, v.accum, v.batchSize, map[bool]string{true: "LoRA r=16 on all linear layers", false: "full fine-tuning"}[v.lora])
+	sampled := fmt.Sprintf("%d sampled tokens (forced)", v.newTokens)
+	if v.varlen {
+		sampled = fmt.Sprintf("completions sampled until EOS, which a fixed schedule puts after 16–255 tokens (at most %d)", v.newTokens)
+	}
+	fmt.Fprintf(w, "grpokit grpostep %q: %s (%d params, %s), %d prompts × G=%d, %d prompt tokens, %s, micro-batches %d×%d, %s\n",
+		*name, shapeName, m.NumParams(), compute, v.prompts, v.g, v.promptLen, sampled, v.accum, v.batchSize, map[bool]string{true: "LoRA r=16 on all linear layers", false: "full fine-tuning"}[v.lora])
 	fmt.Fprintf(w, "grpokit: backend %q, gemm kernels %v (GRPOKIT_GEMM=%q), element-wise %v, DotGeneral hook: %v, fast ops: %v, huge pages (GRPOKIT_HUGEPAGES=0 turns off): %v, GOMAXPROCS=%d, %s\n",
 		backend.ResolveFor("", int64(m.NumParams())), gemm.Active(), os.Getenv("GRPOKIT_GEMM"), vec32.Active(), errOr(backend.FastDotGeneral(), "on"),
 		errOr(backend.FastElementwise(), "on"), backend.HugePages(), runtime.GOMAXPROCS(0), cpuModel())
@@ -169,7 +253,9 @@ func run(args []string, w io.Writer) error {
 	if err := prof.start(*firstProfile); err != nil {
 		return err
 	}
-	var cpuSeconds []float64  // process CPU time of each step
+	var cpuSeconds []float64 // process CPU time of each step
+	var tokenRates []float64 // varlen: completion tokens per second of each step
+	tokensSeen := 0
 	var trainWindows []window // the training parts of the timed steps, for -opstats
 	var profErr error
 	cpuMark := cpuTime()
@@ -181,6 +267,15 @@ func run(args []string, w io.Writer) error {
 		cpuSeconds = append(cpuSeconds, now-cpuMark)
 		fmt.Fprintf(w, "step %d: %.2f s (generate %.2f s, reward %.3f s, train %.2f s), %.2f CPU s (system %.2f s, %d minor page faults), peak RSS so far %.0f MB\n",
 			len(ms), m["step_time"], m["timing/generate"], m["timing/reward"], m["train_time"], now-cpuMark, sys-sysMark, faults-faultMark, peakRSSMB())
+		if v.varlen {
+			n := 0
+			for _, t := range sched.tokens[tokensSeen:] {
+				n += t
+			}
+			tokensSeen = len(sched.tokens)
+			tokenRates = append(tokenRates, float64(n)/m["step_time"])
+			fmt.Fprintf(w, "step %d: %d completion tokens, %.1f tokens/s\n", len(ms), n, float64(n)/m["step_time"])
+		}
 		if *opTrace && len(ms) > 1 {
 			end := time.Now()
 			trainWindows = append(trainWindows, window{end.Add(-time.Duration(m["train_time"] * 1e9)), end})
@@ -197,7 +292,7 @@ func run(args []string, w io.Writer) error {
 	}
 	data := make(dataset.SliceDataset, v.prompts*cfg.MaxSteps)
 	for i := range data {
-		data[i] = dataset.Example{PromptIDs: promptIDs(i, v.promptLen, m.Config().VocabSize)}
+		data[i] = dataset.Example{PromptIDs: promptIDs(i, v.promptLen, m.Config().VocabSize), Answer: strconv.Itoa(i)}
 	}
 	if err := tr.Train(context.Background(), data); err != nil {
 		return err
@@ -230,13 +325,18 @@ func run(args []string, w io.Writer) error {
 	}
 	var decode, bound float64
 	if v.decode {
-		if decode, bound, err = decodeAndBound(w, m, v, *tiny, ""); err != nil {
+		if decode, bound, err = decodeAndBound(w, m, v, bw, ""); err != nil {
 			return err
 		}
+		res.DecodeSeconds, res.DecodeBoundSeconds = decode, bound
 		rows = append(rows, line{"decode", fmt.Sprintf("decode step, batch %d", v.prompts*v.g), decode})
 	}
 
-	fmt.Fprintf(w, "\nseconds (lower is better); ratio = PyTorch / grpokit\n\n")
+	fmt.Fprintf(w, "\nseconds (lower is better); ratio = PyTorch / grpokit")
+	if v.varlen {
+		fmt.Fprintf(w, "; useful tokens/s: completion tokens (EOS included) per second of a step, higher is better, ratio = grpokit / PyTorch")
+	}
+	fmt.Fprintf(w, "\n\n")
 	fmt.Fprintf(w, "| %-28s | %10s | %10s | %7s |\n", "part", "grpokit s", "PyTorch s", "ratio")
 	fmt.Fprintf(w, "|%s|%s|%s|%s|\n", dashes(30), dashes(12), dashes(12), dashes(9))
 	for _, r := range rows {
@@ -247,6 +347,9 @@ func run(args []string, w io.Writer) error {
 		fmt.Fprintf(w, "| %-28s | %10.3f | %10s | %7s |\n", r.name, r.ours, ref, ratioOf(torch[r.key], r.ours))
 	}
 	steady := med("step_time")
+	res.FirstSeconds, res.StepSeconds = ms[0]["step_time"], steady
+	res.GenerateSeconds, res.TrainSeconds = med("timing/generate"), med("timing/reward")+med("train_time")
+	res.TorchStepSeconds = torch["step"]
 	cpuSteady := median(cpuSeconds[1:])
 	ref := "-"
 	if t, ok := torch["step_cpu"]; ok && t > 0 {
@@ -258,7 +361,23 @@ func run(args []string, w io.Writer) error {
 		ref = fmt.Sprintf("%.0f", t)
 	}
 	fmt.Fprintf(w, "| %-28s | %10.0f | %10s | %7s |\n", "peak RSS, MB", peakRSSMB(), ref, "")
+	if v.varlen {
+		rate := median(tokenRates[1:])
+		ref, ratio := "-", "-"
+		if t, ok := torch["tokens_per_s"]; ok && t > 0 {
+			ref, ratio = fmt.Sprintf("%.1f", t), fmt.Sprintf("%.2f×", rate/t)
+		}
+		fmt.Fprintf(w, "| %-28s | %10.1f | %10s | %7s |\n", "useful tokens/s", rate, ref, ratio)
+	}
 	fmt.Fprintf(w, "\nfirst step / steady step: %.2f× (CPU s: %.2f×)\n", ms[0]["step_time"]/steady, cpuSeconds[0]/cpuSteady)
+	if v.varlen {
+		fmt.Fprintf(w, "PyTorch keeps every row in the decode batch until the last one ends (a plain HF-style loop); grpokit drops finished rows (model.Generate's default)\n")
+		if *compare {
+			if err := compareCompaction(w, sched, data[:v.prompts], v); err != nil {
+				return err
+			}
+		}
+	}
 	if v.decode {
 		printDecode(w, v, decode, bound)
 	}
@@ -300,7 +419,7 @@ func promptIDs(i, n, vocab int) []int {
 // bound is the time to read the weights once at the measured read
 // bandwidth (all threads). With profile set, the timed generations are
 // CPU-profiled there.
-func decodeAndBound(w io.Writer, m *model.Model, v variant, tiny bool, profile string) (decode, bound float64, err error) {
+func decodeAndBound(w io.Writer, m *model.Model, v variant, bw bandwidthSpec, profile string) (decode, bound float64, err error) {
 	var cpu float64
 	if decode, cpu, err = decodeStep(m, v, profile); err != nil {
 		return 0, 0, err
@@ -308,14 +427,19 @@ func decodeAndBound(w io.Writer, m *model.Model, v variant, tiny bool, profile s
 	batch := v.prompts * v.g
 	fmt.Fprintf(w, "decode step at batch %d: %.1f ms wall, %.1f CPU ms (all threads); its weight products (LM head included) are 2 · %d params · %d rows = %.2f GFLOP\n",
 		batch, 1e3*decode, 1e3*cpu, m.NumParams(), batch, 2*float64(m.NumParams())*float64(batch)/1e9)
+	weightBytes := float64(m.Compute().Size()) * float64(m.NumParams())
+	if bw.gbs > 0 {
+		bound = weightBytes / (bw.gbs * 1e9)
+		fmt.Fprintf(w, "memory bandwidth (given): %.0f GB/s; reading the %.0f MB of %s weights once: %.3f ms\n", bw.gbs, weightBytes/1e6, m.Compute(), 1e3*bound)
+		return decode, bound, nil
+	}
 	n := 64 << 20
-	if tiny {
+	if bw.small {
 		n = 1 << 20
 	}
 	workers := runtime.GOMAXPROCS(0)
 	cp := bandwidth(n)
 	read1, readAll := readBandwidth(4*n, 1), readBandwidth(4*n, workers)
-	weightBytes := 4 * float64(m.NumParams())
 	bound = weightBytes / readAll
 	fmt.Fprintf(w, "memory bandwidth: read %.1f GB/s on 1 thread, %.1f GB/s on %d; STREAM-like copy %.1f GB/s (read+write, %d threads); reading the %.0f MB of weights once: %.1f ms\n",
 		read1/1e9, readAll/1e9, workers, cp/1e9, workers, weightBytes/1e6, 1e3*bound)
@@ -330,13 +454,14 @@ func printDecode(w io.Writer, v variant, decode, bound float64) {
 // reportDecode is -decodeonly.
 // With profile set it writes a CPU profile of the timed generations (after
 // the warm-up) there.
-func reportDecode(w io.Writer, m *model.Model, v variant, tiny bool, profile string) error {
+func reportDecode(w io.Writer, m *model.Model, v variant, bw bandwidthSpec, profile string, res *results) error {
 	fmt.Fprintf(w, "grpokit decode: %d params, %d prompts × G=%d of %d tokens, %d new tokens; gemm kernels %v, GOMAXPROCS=%d, %s\n",
 		m.NumParams(), v.prompts, v.g, v.promptLen, v.newTokens, gemm.Active(), runtime.GOMAXPROCS(0), cpuModel())
-	decode, bound, err := decodeAndBound(w, m, v, tiny, profile)
+	decode, bound, err := decodeAndBound(w, m, v, bw, profile)
 	if err != nil {
 		return err
 	}
+	res.DecodeSeconds, res.DecodeBoundSeconds = decode, bound
 	printDecode(w, v, decode, bound)
 	return nil
 }
@@ -353,7 +478,7 @@ func decodeStep(m *model.Model, v variant, profile string) (wall, cpu float64, e
 	gen := func(n int) (float64, float64, error) {
 		t0, c0 := time.Now(), cpuTime()
 		_, err := m.Generate(context.Background(), prompts, model.GenerateConfig{
-			MaxNewTokens: n, MinNewTokens: n, NumGenerations: v.g, Temperature: 1, Seed: 1})
+			MaxNewTokens: n, MinNewTokens: n, NumGenerations: v.g, Sampling: model.Sampling{Temperature: 1}, Seed: 1})
 		return time.Since(t0).Seconds(), cpuTime() - c0, err
 	}
 	if _, _, err := gen(v.newTokens); err != nil { // warm-up

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,11 +14,11 @@ import (
 // from the fixture's step median, and the decode line of genheavy.
 func TestRunTiny(t *testing.T) {
 	torch := filepath.Join(t.TempDir(), "torch.json")
-	fixture := `{"info": "fixture", "seconds": {"first": 40, "step": 20, "generate": 5, "reward": 0.001, "train": 15, "step_cpu": 40, "decode": 0.05}, "memory": {"peak_rss_mb": 5000}}`
+	fixture := `{"info": "fixture", "seconds": {"first": 40, "step": 20, "generate": 5, "reward": 0.001, "train": 15, "step_cpu": 40, "decode": 0.05, "tokens_per_s": 90}, "memory": {"peak_rss_mb": 5000}}`
 	if err := os.WriteFile(torch, []byte(fixture), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []string{"full", "lora", "genheavy"} {
+	for _, v := range []string{"full", "lora", "genheavy", "varlen"} {
 		t.Run(v, func(t *testing.T) {
 			var out strings.Builder
 			if err := run([]string{"-tiny", "-variant", v, "-steps", "1", "-torch", torch}, &out); err != nil {
@@ -40,6 +41,13 @@ func TestRunTiny(t *testing.T) {
 			if v == "genheavy" && !strings.Contains(text, "of the memory-bandwidth bound") {
 				t.Errorf("genheavy report lacks the decode line:\n%s", text)
 			}
+			if v == "varlen" {
+				for _, re := range []string{`\| useful tokens/s +\| +[0-9.]+ \| +90\.0 \| +[0-9.]+× \|`, `finished rows dropped [0-9.]+ s, kept [0-9.]+ s: [0-9.]+× \(same tokens; CPU s`, `PyTorch keeps every row`} {
+					if !regexp.MustCompile(re).MatchString(text) {
+						t.Errorf("varlen report lacks %s:\n%s", re, text)
+					}
+				}
+			}
 		})
 	}
 }
@@ -60,5 +68,34 @@ func TestRunDecodeOnly(t *testing.T) {
 func TestRunRejectsUnknownVariant(t *testing.T) {
 	if err := run([]string{"-variant", "huge"}, &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "huge") {
 		t.Errorf("err = %v, want one naming the variant", err)
+	}
+}
+
+// TestRunShapeFlagsAndJSON: the GPU kit's invocation, a changed step shape
+// with a decode step against a given bandwidth, writes its figures as
+// JSON; a micro-batch that does not divide the rows is refused.
+func TestRunShapeFlagsAndJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.json")
+	var out strings.Builder
+	if err := run([]string{"-tiny", "-variant", "lora", "-prompts", "2", "-g", "3", "-prompt-len", "5", "-new-tokens", "3",
+		"-steps", "1", "-decode", "-bandwidth", "10", "-json", path}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "2 prompts × G=3, 5 prompt tokens, 3 sampled tokens") || !strings.Contains(out.String(), "memory bandwidth (given): 10 GB/s") {
+		t.Errorf("report:\n%s", out.String())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r results
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Prompts != 2 || r.G != 3 || r.NewTokens != 3 || !r.LoRA || r.StepSeconds <= 0 || r.DecodeSeconds <= 0 || r.DecodeBoundSeconds <= 0 {
+		t.Errorf("JSON %+v", r)
+	}
+	if err := run([]string{"-tiny", "-prompts", "2", "-g", "3", "-micro-batch", "4"}, &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "-micro-batch 4") {
+		t.Errorf("-micro-batch 4 of 6 rows: error %v", err)
 	}
 }

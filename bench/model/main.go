@@ -176,7 +176,7 @@ func fwdBwd(m *model.Model) func() {
 	ids, mask, pos := batch(gradB, gradT, m.Config().VocabSize)
 	vars := m.TrainableVariables()
 	e := must(mlctx.NewExec(m.Backend(), m.Context(), func(ctx *mlctx.Context, ids, mask, pos *Node) *Node {
-		lp := model.TokenLogProbs(m.LogitsGraph(ctx, ids, mask, pos), ids)
+		lp, _ := model.TokenLogProbs(m.LogitsGraph(ctx, ids, mask, pos), ids, 1)
 		loss := ReduceAllSum(Mul(lp, ConvertDType(mask, lp.DType())))
 		var ws []*Node
 		for _, v := range vars {

@@ -14,7 +14,7 @@
 // names end in their step ("checkpoint-147"; the first point counts as step
 // 0 unless it names one), it also prints what a random walk (√T) and a
 // steady drift (T) would predict for each distance from the second point's.
-// Issue 13's seventh pass in examples/README.md used it.
+// research/wordle/README.md reads a GRPO run with it.
 package main
 
 import (

@@ -48,7 +48,7 @@ func evalCmd(ctx context.Context, args []string, out io.Writer) error {
 		if s.train, s.eval, err = loadData(&c); err != nil {
 			return err
 		}
-		if s.rewards, err = buildRewards(c.Rewards); err != nil {
+		if s.rewards, err = buildRewards(withChatVars(c.Rewards, c.ChatTemplateKwargs)); err != nil {
 			return err
 		}
 		opts, err := inference(*quantize)

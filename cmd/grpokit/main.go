@@ -1,7 +1,7 @@
 // Command grpokit trains, runs, merges and evaluates language models with
 // GRPO from a config file, for people who would rather not write Go:
 //
-//	go install github.com/grpokit/grpokit/cmd/grpokit@latest
+//	go install ./cmd/grpokit    # from a clone (the module is not yet published at its path)
 //	grpokit train -config run.yaml          # GRPO (TRL's GRPOConfig names)
 //	grpokit generate -model runs/x/final -prompt "2+2="
 //	grpokit chat -model DIR [-adapter DIR]
@@ -15,8 +15,11 @@
 // (max_steps, learning_rate, num_generations, per_device_train_batch_size,
 // beta, ...; see grpo.Config), and the sections model, dataset, rewards,
 // constraint, sft and eval (see examples/configs/). An unknown key is an
-// error naming the nearest known one. Ctrl-C stops training after saving
-// a checkpoint; "resume: true" (or -resume) continues from the newest one.
+// error naming the nearest known one. Ctrl-C (SIGINT) and SIGTERM (docker
+// stop, Kubernetes, Slurm, timeout) stop training after saving the last
+// completed step, and the command then exits with status 130 (SIGINT) or
+// 143 (SIGTERM); "resume: true" (or -resume) continues from the newest
+// checkpoint.
 // Nothing a command finds in place is overwritten without being asked:
 // train refuses an output_dir holding another run (-resume, or
 // overwrite_output_dir: true), merge an -out holding files (-overwrite),
@@ -31,7 +34,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
+
+	"github.com/grpokit/grpokit/internal/interrupt"
 )
 
 // commands maps each subcommand to its function; each lives in its own file.
@@ -61,14 +65,23 @@ usage:
 Run "grpokit COMMAND -h" for a command's flags.
 `
 
+// main runs the command under a context that SIGINT and SIGTERM cancel: a
+// training run stops after saving its last completed step. A run a signal
+// stopped exits with 128 + the signal's number (130 for Ctrl-C, 143 for
+// SIGTERM), as a shell reports a process the signal ended, so that
+// "grpokit train && deploy" deploys nothing.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		stop()
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, err)
-		}
+	ctx, stop := interrupt.Context(context.Background())
+	err := run(ctx, os.Args[1:], os.Stdout)
+	sig, caught := interrupt.Caught(ctx)
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	switch {
+	case caught:
+		os.Exit(sig.ExitCode())
+	case err != nil:
 		os.Exit(exitCode(err))
 	}
 }
@@ -104,6 +117,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return usageError{fmt.Errorf("grpokit: unknown command %q (want train, generate, chat, eval, merge, export, plan or plot)", args[0])}
 	}
 	return cmd(ctx, args[1:], out)
+}
+
+// flagSet reports whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // parseFlags parses a subcommand's flags; a bad flag is a usage error.

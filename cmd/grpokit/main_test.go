@@ -449,7 +449,6 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"chat", "-model", "m", "-chat-template-kwargs", "[1]"}, "-chat-template-kwargs: want a JSON object"},
 		{[]string{"generate", "-model", "m", "-prompt", "hi", "-quantize", "fp4"}, `-quantize "fp4": want nf4 or int8`},
 		{[]string{"eval", "-config", cfg, "-quantize", "nf4"}, "-quantize applies to -model"},
-		{[]string{"plan", "-config", cfg}, "a tiny model is built by train"},
 	} {
 		err := run(context.Background(), c.args, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -961,6 +960,53 @@ func TestPlainPromptsWarning(t *testing.T) {
 		got := plainPromptsWarning(&tc.c, tc.sets...)
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestTrainTools trains the toy config with the built-in calculator: the
+// constraint lets each turn be a call or a word, so trajectories call the
+// tool, and the tool metrics reach metrics.jsonl. Bad tool settings are
+// errors before anything runs.
+func TestTrainTools(t *testing.T) {
+	dir := t.TempDir()
+	cfg := toyRun(t, dir, false, 2)
+	rewriteConfig(t, cfg, func(body string) string {
+		body = strings.Replace(body, "max_completion_length: 3", "max_completion_length: 40\nmax_tool_calling_iterations: 1", 1)
+		body = strings.Replace(body, "choices: [cat, dog, fish, bird]", `choices: ["<call>calculator 2*3</call>", cat, dog, fish, bird]`, 1)
+		return "tools: [calculator]\n" + body
+	})
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"train", "-config", cfg}, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "tools: calculator") {
+		t.Errorf("output does not name the tools:\n%s", out.String())
+	}
+	ms, err := grpo.ReadMetrics(filepath.Join(dir, "run", checkpoint.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0.0
+	for _, m := range ms {
+		if _, ok := m["tools/failure_frequency"]; !ok {
+			t.Errorf("step %v: no tools/failure_frequency", m["step"])
+		}
+		calls += m["tools/call_frequency"]
+	}
+	if !(calls > 0) {
+		t.Errorf("no tool calls in %d steps:\n%s", len(ms), out.String())
+	}
+	for _, tc := range []struct{ edit, want string }{
+		{"tools: [python]\n", `tools: agent: no built-in tool "python" (have: calculator, dates)`},
+		{"tools: [calculator]\ntool_call_format: xml\n", `tool_call_format: "xml": want hermes, llama3, gemma or plain`},
+		{"tools: [calculator]\nmax_tool_calling_iterations: -1\n", "max_tool_calling_iterations = -1: must be ≥ 0"},
+	} {
+		bad := toyRun(t, t.TempDir(), false, 1)
+		rewriteConfig(t, bad, func(body string) string { return tc.edit + body })
+		err := run(context.Background(), []string{"train", "-config", bad}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.edit, err, tc.want)
 		}
 	}
 }

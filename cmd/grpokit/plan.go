@@ -1,11 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -36,9 +37,6 @@ func planCmd(_ context.Context, args []string, out io.Writer) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
-	if c.Model.Tiny != nil {
-		return usageError{errors.New("grpokit plan: a tiny model is built by train and takes a few MB; plan a model_name_or_path")}
-	}
 	req, err := memoryRequest(&c)
 	if err != nil {
 		return err
@@ -63,24 +61,46 @@ func planCmd(_ context.Context, args []string, out io.Writer) error {
 // weights' dtype, the prompt length from the first 64 training prompts
 // (as the trainer measures it).
 func memoryRequest(c *runConfig) (memplan.Request, error) {
-	dir := c.Model.Path
-	cfg, err := model.ReadConfig(filepath.Join(dir, "config.json"))
-	if err != nil {
-		return memplan.Request{}, err
-	}
-	fileDType, err := model.WeightsDType(dir)
-	if err != nil {
-		return memplan.Request{}, err
-	}
-	opts, err := c.Model.options(cfg.TorchDType)
-	if err != nil {
-		return memplan.Request{}, err
-	}
-	tok, err := tokenizer.LoadDir(dir)
-	if err != nil {
-		return memplan.Request{}, err
-	}
 	train, _, err := loadData(c)
+	if err != nil {
+		return memplan.Request{}, err
+	}
+	var (
+		cfg       model.Config
+		fileDType string
+		tok       *tokenizer.Pretrained
+	)
+	if t := c.Model.Tiny; t != nil {
+		// The tiny model train would build: its tokenizer is written to a
+		// temporary folder, its weights are not made.
+		tmp, err := os.MkdirTemp("", "grpokit-plan-")
+		if err != nil {
+			return memplan.Request{}, err
+		}
+		defer os.RemoveAll(tmp)
+		if err := tokenizer.WriteTinyDir(tmp, tinyWords(c, train)); err != nil {
+			return memplan.Request{}, err
+		}
+		if tok, err = tokenizer.LoadDir(tmp); err != nil {
+			return memplan.Request{}, err
+		}
+		cfg, fileDType = t.config().Config(tok.Tokenizer.VocabSize(), tok.EOS[:1]), "F32"
+	} else {
+		dir := c.Model.Path
+		if cfg, err = model.ReadConfig(filepath.Join(dir, "config.json")); err != nil {
+			return memplan.Request{}, err
+		}
+		if err := model.CheckWeightsHeader(dir, cfg, nil); err != nil {
+			return memplan.Request{}, err
+		}
+		if fileDType, err = model.WeightsDType(dir); err != nil {
+			return memplan.Request{}, err
+		}
+		if tok, err = tokenizer.LoadDir(dir); err != nil {
+			return memplan.Request{}, err
+		}
+	}
+	opts, err := c.Model.options(cmp.Or(cfg.TorchDType, "float32"))
 	if err != nil {
 		return memplan.Request{}, err
 	}
@@ -95,6 +115,10 @@ func memoryRequest(c *runConfig) (memplan.Request, error) {
 	if c.Model.UsePEFT {
 		req.LoRARank, req.Storage, req.DoubleQuant = c.Model.LoraR, opts.Storage, opts.DoubleQuant
 		req.LoRATargets = c.Model.LoraTargetModules
+	}
+	tokens := cmp.Or(longest, c.MaxPromptLength, 512) + c.MaxCompletionLength // as the trainer plans
+	if req.Extra, err = rewardModelMemory(c.Rewards, c.Config.EffectiveGenerationBatchSize(), tokens); err != nil {
+		return memplan.Request{}, err
 	}
 	return req, nil
 }

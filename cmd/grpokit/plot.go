@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/grpokit/grpokit/plot"
@@ -15,7 +16,7 @@ import (
 func plotCmd(_ context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
 	window := fs.Int("window", 10, "moving-average window in steps (≤ 1: raw values only)")
-	outDir := fs.String("out", "", "folder for the PNGs (default: beside metrics.jsonl)")
+	outDir := fs.String("out", "", "folder for the PNGs, made if missing (default: beside metrics.jsonl)")
 	title := fs.String("title", "", "title prefix")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -27,6 +28,8 @@ func plotCmd(_ context.Context, args []string, out io.Writer) error {
 	dir := *outDir
 	if dir == "" {
 		dir = filepath.Dir(path)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("grpokit plot: -out: %w", err)
 	}
 	files, err := plot.Metrics(path, dir, plot.Options{Window: *window, Title: *title})
 	if err != nil {

@@ -3,14 +3,21 @@ package main
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/grpokit/grpokit/envs/gsm8k"
 	"github.com/grpokit/grpokit/envs/poker"
 	"github.com/grpokit/grpokit/envs/wordle"
+	"github.com/grpokit/grpokit/internal/strictcfg"
+	"github.com/grpokit/grpokit/memplan"
+	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
+	"github.com/grpokit/grpokit/reward/rewardmodel"
 )
 
 // rewardSpec is one entry of the config's rewards list.
@@ -40,6 +47,28 @@ type rewardSpec struct {
 	// "repetition_penalty"'s (TRL's get_repetition_penalty_reward).
 	NgramSize  int      `json:"ngram_size"`
 	MaxPenalty *float64 `json:"max_penalty"`
+	// Path is "reward_model"'s folder: a …ForSequenceClassification
+	// checkpoint with its tokenizer (TRL: a model in reward_funcs).
+	Path string `json:"path"`
+	// Storage is how "reward_model" holds its weights (stored, the
+	// default; f32, bf16, nf4, int8), DType its compute dtype (float32,
+	// the default, or bfloat16) and BatchSize its rows per forward pass.
+	Storage   string `json:"storage"`
+	DType     string `json:"dtype"`
+	BatchSize int    `json:"batch_size"`
+
+	// chatVars are the run's chat_template_kwargs: TRL renders a reward
+	// model's chat template with them too (withChatVars sets them).
+	chatVars map[string]any
+}
+
+// withChatVars gives each reward spec the run's chat_template_kwargs.
+func withChatVars(specs []rewardSpec, vars map[string]any) []rewardSpec {
+	out := slices.Clone(specs)
+	for i := range out {
+		out[i].chatVars = vars
+	}
+	return out
 }
 
 // rewardTypes documents the built-ins.
@@ -60,6 +89,7 @@ var rewardTypes = map[string]string{
 	"gsm8k":                    "the five rewards of the GSM8K seed (names fixed)",
 	"poker":                    "the poker task's class-weighted correctness",
 	"wordle":                   "the Wordle move rewards (format, valid, consistent, …)",
+	"reward_model":             "a sequence-classification reward model's score; path names its folder",
 }
 
 // buildRewards turns the specs into named rewards.
@@ -70,10 +100,7 @@ func buildRewards(specs []rewardSpec) ([]reward.Named, error) {
 		if s.Weight != nil {
 			w = *s.Weight
 		}
-		name := s.Name
-		if name == "" {
-			name = s.Type
-		}
+		name := rewardName(s)
 		var f reward.Func
 		var scorer reward.Scorer // a reward that needs more than the three strings
 		switch s.Type {
@@ -129,6 +156,11 @@ func buildRewards(specs []rewardSpec) ([]reward.Named, error) {
 			if scorer, err = reward.RepetitionPenalty(cmp.Or(s.NgramSize, 3), maxPenalty); err != nil {
 				return nil, fmt.Errorf("grpokit: rewards[%d]: %w", i, err)
 			}
+		case "reward_model":
+			var err error
+			if scorer, err = loadRewardModel(s); err != nil {
+				return nil, fmt.Errorf("grpokit: rewards[%d] (reward_model): %w", i, err)
+			}
 		case "gsm8k", "poker", "wordle":
 			set := map[string]func() []reward.Named{"gsm8k": gsm8k.Rewards, "poker": poker.Rewards,
 				"wordle": func() []reward.Named { return wordle.Rewards(wordle.DefaultWeights()) }}[s.Type]()
@@ -151,6 +183,68 @@ func buildRewards(specs []rewardSpec) ([]reward.Named, error) {
 			f = reward.OnTag(s.Tag, f)
 		}
 		out = append(out, reward.Named{Name: name, Weight: w, Scorer: f})
+	}
+	return out, nil
+}
+
+// loadRewardModel loads "reward_model"'s folder (on the backend the
+// process uses for its models: GOMLX_BACKEND, set from the config first).
+func loadRewardModel(s rewardSpec) (*rewardmodel.Model, error) {
+	if s.Path == "" {
+		return nil, errors.New("path is empty: name the reward model's folder")
+	}
+	storage, err := model.ParseStorage(cmp.Or(s.Storage, "stored"))
+	if err != nil {
+		return nil, err
+	}
+	compute, err := model.ParseCompute(s.DType)
+	if err != nil {
+		return nil, err
+	}
+	return rewardmodel.Load(strictcfg.ExpandHome(s.Path), &rewardmodel.Options{Storage: storage, Compute: compute, BatchSize: s.BatchSize,
+		ChatTemplateKwargs: s.chatVars})
+}
+
+// rewardName is a reward's metric name: its name, else its type (a reward
+// model's folder name, as TRL names a model reward).
+func rewardName(s rewardSpec) string {
+	switch {
+	case s.Name != "":
+		return s.Name
+	case s.Type == "reward_model" && s.Path != "":
+		return filepath.Base(filepath.Clean(strictcfg.ExpandHome(s.Path)))
+	}
+	return s.Type
+}
+
+// rewardModelMemory is the memory plan's items of the reward models among
+// specs, read from their config.json and weights' dtype without loading
+// them: the weights as they would be held and one forward pass over rows
+// samples of up to tokens tokens (the items the trainer's plan lists).
+func rewardModelMemory(specs []rewardSpec, rows, tokens int) ([]memplan.Item, error) {
+	var out []memplan.Item
+	for i, s := range specs {
+		if s.Type != "reward_model" {
+			continue
+		}
+		dir := strictcfg.ExpandHome(s.Path)
+		cfg, err := model.ReadConfig(filepath.Join(dir, "config.json"))
+		if err != nil {
+			return nil, fmt.Errorf("grpokit: rewards[%d] (reward_model): %w", i, err)
+		}
+		file, err := model.WeightsDType(dir)
+		if err != nil {
+			return nil, fmt.Errorf("grpokit: rewards[%d] (reward_model): %w", i, err)
+		}
+		storage, err := model.ParseStorage(cmp.Or(s.Storage, "stored"))
+		if err != nil {
+			return nil, fmt.Errorf("grpokit: rewards[%d] (reward_model): %w", i, err)
+		}
+		name := rewardName(s)
+		out = append(out,
+			memplan.Item{Name: fmt.Sprintf("reward %s: weights", name), Bytes: rewardmodel.HeldBytes(cfg, storage, file, false), Note: "as held"},
+			memplan.Item{Name: fmt.Sprintf("reward %s: forward", name), Bytes: rewardmodel.ForwardBytes(cfg, s.BatchSize, rows, tokens),
+				Note: fmt.Sprintf("%d samples of ≤ %d tokens", rows, tokens)})
 	}
 	return out, nil
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/grpokit/grpokit/agent"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/strictcfg"
@@ -48,6 +50,14 @@ type runConfig struct {
 	// Backend is the GoMLX backend ("go", "xla:cpu", ...); "" uses
 	// $GOMLX_BACKEND, else the pure-Go one.
 	Backend string `json:"backend"`
+	// Tools are built-in tools by name (calculator, dates) the model may
+	// call: every completion becomes a tool-calling trajectory, bounded by
+	// max_tool_calling_iterations and max_completion_length.
+	Tools []string `json:"tools"`
+	// ToolCallFormat is how the model writes calls: hermes (Qwen2.5,
+	// Qwen3), llama3 (Llama 3.1, 3.2), gemma or plain (a tiny model); ""
+	// detects it from the chat template (plain for a tiny model).
+	ToolCallFormat string `json:"tool_call_format"`
 
 	// BF16 computes in bfloat16 (TRL: bf16) when model.dtype is not given.
 	// Unset, it is true on XLA, as TRL's default, and false on the
@@ -59,6 +69,8 @@ type runConfig struct {
 
 	// notes say which of TRL's keys in the file have no effect here.
 	notes []string
+	// adopt lets -resume continue a checkpoint of another run (-adopt).
+	adopt bool
 	// dtypeNote is the start-up line's reason for a compute dtype that
 	// neither bf16 nor model.dtype named.
 	dtypeNote string
@@ -171,6 +183,11 @@ type tinySection struct {
 	WordsFromDataset int      `json:"words_from_dataset"`
 }
 
+// config is the model shape the section asks for.
+func (t *tinySection) config() model.TinyConfig {
+	return model.TinyConfig{Hidden: t.Hidden, Layers: t.Layers, Heads: t.Heads, Intermediate: t.Intermediate, MaxPositions: t.MaxPositions}
+}
+
 // datasetSection is a dataset file, or a built-in task's data.
 type datasetSection struct {
 	// Path is a dataset as the Hub serves it (grpo.LoadDataset): a
@@ -278,9 +295,14 @@ func loadRunConfig(path string) (runConfig, error) {
 	return c, c.resolveDType()
 }
 
-// validate checks the sections (grpo.Config is checked by the trainer).
+// validate checks the sections and the training settings, before any
+// model is loaded; a training setting's error names its key as the config
+// file spells it.
 func (c *runConfig) validate() error {
 	var errs []error
+	if err := c.Config.Validate(); err != nil {
+		errs = append(errs, configKeyErrors(err)...)
+	}
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("grpokit: config: "+format, args...)) }
 	if (c.Model.Path == "") == (c.Model.Tiny == nil) {
 		bad("model: give exactly one of model_name_or_path and tiny")
@@ -308,6 +330,17 @@ func (c *runConfig) validate() error {
 	if q := m.BnB4bitQuantType; q != "" && !strings.EqualFold(q, "nf4") {
 		bad("model.bnb_4bit_quant_type %q: only nf4 is supported", q)
 	}
+	for _, name := range c.Tools {
+		if _, err := agent.Builtin(name); err != nil {
+			bad("tools: %v", err)
+		}
+	}
+	if _, err := toolFormat(c.ToolCallFormat); err != nil {
+		bad("tool_call_format: %v", err)
+	}
+	if len(c.Tools) > 0 && c.EvalStrategy == grpo.EvalByStep {
+		bad("tools: eval_strategy steps evaluates single turns without tools; use eval_strategy no with tools")
+	}
 	if (c.Dataset.Path == "") == (c.Dataset.Builtin == "") {
 		bad("dataset: give exactly one of path and builtin")
 	}
@@ -326,4 +359,59 @@ func (c *runConfig) validate() error {
 		bad("eval.n %d: want ≥ 0", c.Eval.N)
 	}
 	return errors.Join(errs...)
+}
+
+// configKeyErrors returns the errors joined in err with each
+// *grpo.FieldError said with the config file's key (max_steps, not
+// MaxSteps).
+func configKeyErrors(err error) []error {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	t := reflect.TypeOf(grpo.Config{})
+	for i, e := range errs {
+		var fe *grpo.FieldError
+		if !errors.As(e, &fe) {
+			continue
+		}
+		key := fe.Field
+		if f, ok := t.FieldByName(fe.Field); ok {
+			if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag != "" && tag != "-" {
+				key = tag
+			}
+		}
+		errs[i] = &keyError{key: key, fe: fe}
+	}
+	return errs
+}
+
+// keyError is a *grpo.FieldError said with the config file's key.
+type keyError struct {
+	key string
+	fe  *grpo.FieldError
+}
+
+func (e *keyError) Error() string {
+	return fmt.Sprintf("grpokit: config: %s = %v: %s", e.key, e.fe.Value, e.fe.Reason)
+}
+func (e *keyError) Unwrap() error { return e.fe }
+
+// toolFormat is the agent.Format named name; nil for "" (detect).
+func toolFormat(name string) (agent.Format, error) {
+	switch strings.ToLower(name) {
+	case "":
+		return nil, nil
+	case "hermes":
+		return agent.Hermes{}, nil
+	case "llama3":
+		return agent.Llama3{}, nil
+	case "gemma":
+		return agent.Gemma{}, nil
+	case "plain":
+		return agent.Plain{}, nil
+	}
+	return nil, fmt.Errorf("%q: want hermes, llama3, gemma or plain (or leave it out to detect it from the chat template)", name)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/model"
 )
 
 // sampling holds the flags generate and chat share.
@@ -58,7 +59,7 @@ func (s *sampling) load() (*loaded, error) {
 }
 
 func (s *sampling) options() grpo.GenerateOptions {
-	return grpo.GenerateOptions{MaxCompletionLength: s.maxNew, Temperature: s.temperature, TopP: s.topP, TopK: s.topK, Seed: s.seed}
+	return grpo.GenerateOptions{MaxCompletionLength: s.maxNew, Sampling: model.Sampling{Temperature: s.temperature, TopP: s.topP, TopK: s.topK}, Seed: s.seed}
 }
 
 // example is the prompt as the model is run: through the chat template

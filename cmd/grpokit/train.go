@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/grpokit/grpokit/agent"
 	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
@@ -33,9 +34,10 @@ func trainCmd(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	configPath := fs.String("config", "", "YAML or JSON run config (TRL's GRPOConfig names plus model, dataset, rewards sections)")
 	resume := fs.Bool("resume", false, "continue from the newest checkpoint in output_dir")
-	maxSteps := fs.Int("max-steps", -1, "override max_steps")
+	maxSteps := fs.Int("max-steps", 0, "override max_steps (0: num_train_epochs passes over the dataset)")
 	outDir := fs.String("out", "", "override output_dir")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	adopt := fs.Bool("adopt", false, "with -resume: continue output_dir's newest checkpoint even when it is of another run than the folder's other checkpoints")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -44,7 +46,11 @@ func trainCmd(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	c.Resume = c.Resume || *resume
-	if *maxSteps >= 0 {
+	c.adopt = *adopt
+	if flagSet(fs, "max-steps") {
+		if *maxSteps < 0 {
+			return usageError{fmt.Errorf("grpokit train: -max-steps %d: want ≥ 0 (0 trains num_train_epochs passes over the dataset)", *maxSteps)}
+		}
 		c.MaxSteps = *maxSteps
 	}
 	if *outDir != "" {
@@ -98,18 +104,11 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 	if s.train, s.eval, err = loadData(c); err != nil {
 		return nil, err
 	}
-	if s.rewards, err = buildRewards(c.Rewards); err != nil {
+	if s.rewards, err = buildRewards(withChatVars(c.Rewards, c.ChatTemplateKwargs)); err != nil {
 		return nil, err
 	}
 	if t := c.Model.Tiny; t != nil {
-		words := slices.Clone(t.Words)
-		if t.WordsFromDataset > 0 {
-			words = append(words, frequentWords(s.train, t.WordsFromDataset)...)
-		}
-		if c.Constraint != nil {
-			words = append(words, c.Constraint.Choices...)
-		}
-		slices.Sort(words)
+		words := tinyWords(c, s.train)
 		dir := filepath.Join(c.OutputDir, "initial-model")
 		build := model.NewTiny
 		if resuming {
@@ -119,9 +118,7 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		if err != nil {
 			return nil, err
 		}
-		m, tok, err := build(dir, slices.Compact(words), model.TinyConfig{
-			Hidden: t.Hidden, Layers: t.Layers, Heads: t.Heads, Intermediate: t.Intermediate, MaxPositions: t.MaxPositions,
-		}, uint64(c.Seed), opts)
+		m, tok, err := build(dir, words, t.config(), uint64(c.Seed), opts)
 		if err != nil {
 			return nil, err
 		}
@@ -167,9 +164,8 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		return nil, err
 	}
 	if m := s.loaded.model; m.Compute() == dtypes.BFloat16 && backend.IsGo(m.Backend()) {
-		// Measured on a Gemma-3-270M shape, LoRA, 2 × 2 completions of 16
-		// tokens: bfloat16 35.8 s/step and 2.75 GB peak RSS, float32 3.6 s
-		// and 1.5 GB.
+		// At a Gemma-3-270M shape with LoRA, a step in bfloat16 takes about
+		// ten times as long as in float32 on this backend.
 		fmt.Fprintln(out, "grpokit: warning: compute bfloat16 on the pure-Go backend is about 10× slower than float32 "+
 			"(bfloat16 is for XLA/GPU); a LoRA base stays as stored (bf16) either way: set model.dtype: float32 for speed here")
 	}
@@ -180,6 +176,22 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		cmp.Or(c.Model.Path, "tiny (from scratch)"), s.loaded.model.NumParams(), trainingForm(c.Model, s.loaded.model),
 		len(s.train), len(s.eval), rewardNames(s.rewards))
 	return s, nil
+}
+
+// tinyWords lists the one-token words of c's tiny model: its words, the
+// dataset's most frequent ones and the constraint's choices, sorted and
+// without repeats.
+func tinyWords(c *runConfig, train dataset.SliceDataset) []string {
+	t := c.Model.Tiny
+	words := slices.Clone(t.Words)
+	if t.WordsFromDataset > 0 {
+		words = append(words, frequentWords(train, t.WordsFromDataset)...)
+	}
+	if c.Constraint != nil {
+		words = append(words, c.Constraint.Choices...)
+	}
+	slices.Sort(words)
+	return slices.Compact(words)
 }
 
 // checkPromptLengths fails before any training when a prompt (after
@@ -233,6 +245,10 @@ func (s *setup) evaluate(ctx context.Context, c *runConfig, label string, out io
 	if c.Eval.N == 0 {
 		return nil
 	}
+	if len(c.Tools) > 0 {
+		fmt.Fprintf(out, "%s: no evaluation (eval runs single turns; with tools, evaluate trajectories in Go with agent.Runner)\n", label)
+		return nil
+	}
 	res, err := grpo.Evaluate(ctx, s.policy, s.eval, s.rewards, grpo.EvalOptions{
 		MaxCompletionLength: cmp.Or(c.Eval.MaxCompletionLength, c.MaxCompletionLength), MaxPromptLength: c.MaxPromptLength})
 	if err != nil {
@@ -249,6 +265,18 @@ func (s *setup) evaluate(ctx context.Context, c *runConfig, label string, out io
 // train runs c: optional warm start, GRPO, final save, plots, evaluation.
 func train(ctx context.Context, c runConfig, out io.Writer) error {
 	start := time.Now()
+	if err := c.validate(); err != nil {
+		return err
+	}
+	// The folder is locked before anything is read or written in it, and
+	// stays locked (the trainer is handed the lock) until the command ends:
+	// a second train started on the same folder stops here, whenever it
+	// starts, instead of rewriting initial-model under the first.
+	lock, err := checkpoint.Lock(c.OutputDir)
+	if err != nil {
+		return outputDirInUse(err)
+	}
+	defer lock.Release()
 	from := ""
 	if c.Resume {
 		var err error
@@ -264,7 +292,7 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	// that would be refused (the folder held by a running trainer, or by
 	// another run's checkpoints when this one resumes none) changes nothing
 	// and costs nothing.
-	if err := checkpoint.CheckOutputDir(c.OutputDir, c.OverwriteOutputDir || from != ""); err != nil {
+	if err := lock.CheckOutputDir(c.OverwriteOutputDir || from != ""); err != nil {
 		return outputDirInUse(err)
 	}
 	s, err := prepare(&c, from != "", out)
@@ -283,6 +311,16 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	tr.OutputLock, tr.AdoptRun = lock, c.adopt
+	if c.MaxSteps == 0 {
+		fmt.Fprintf(out, "grpokit: max_steps 0: training num_train_epochs = %g passes over %d examples, %d steps\n",
+			c.NumTrainEpochs, len(s.train), c.TrainSteps(len(s.train)))
+	}
+	if len(c.Tools) > 0 {
+		if err := setTools(tr, &c, s, out); err != nil {
+			return err
+		}
+	}
 	// eval_strategy: steps evaluates the eval set (eval.n examples of
 	// eval_path, else of path) every eval_steps steps, into metrics.jsonl.
 	tr.EvalDataset = s.eval
@@ -292,7 +330,7 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tr.Memory, tr.GCLimit = &budget, true
+	tr.Memory, tr.GCLimit, tr.OutputLock = &budget, true, lock
 	if c.LoggingSteps > 0 {
 		tr.Progress = out
 	}
@@ -318,8 +356,14 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 		fmt.Fprintf(out, "time limit %s reached after %d steps; checkpoint saved\n", time.Duration(c.TimeLimit), tr.Step())
 		err = nil
 	}
-	if files, perr := plot.Metrics(filepath.Join(c.OutputDir, checkpoint.MetricsFile), c.OutputDir, plot.Options{Window: 10}); perr == nil {
+	// A plot that fails is said, and fails the command once the run's
+	// own work (final weights, evaluation) is done.
+	files, perr := plot.Metrics(filepath.Join(c.OutputDir, checkpoint.MetricsFile), c.OutputDir, plot.Options{Window: 10})
+	if perr == nil {
 		fmt.Fprintf(out, "plots: %v\n", files)
+	} else {
+		perr = fmt.Errorf("grpokit: plots: %w", perr)
+		fmt.Fprintln(out, perr)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -337,7 +381,7 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "trained %d steps in %s; final weights with tokenizer and generation config in %s\n",
 		tr.Step(), time.Since(start).Round(time.Second), final)
-	return nil
+	return perr
 }
 
 // outputDirInUse says grpo's OutputDirInUseError in the command's terms;
@@ -380,6 +424,30 @@ func warmStart(ctx context.Context, c *runConfig, s *setup, out io.Writer) error
 		return err
 	}
 	return st.Release()
+}
+
+// setTools gives the trainer the config's built-in tools.
+func setTools(tr *grpo.Trainer, c *runConfig, s *setup, out io.Writer) error {
+	var tools []*agent.Tool
+	for _, name := range c.Tools {
+		t, err := agent.Builtin(name)
+		if err != nil {
+			return fmt.Errorf("grpokit: config: tools: %w", err)
+		}
+		tools = append(tools, t)
+	}
+	format, err := toolFormat(c.ToolCallFormat)
+	if err != nil {
+		return fmt.Errorf("grpokit: config: tool_call_format: %w", err)
+	}
+	if format == nil && s.tiny {
+		format = agent.Plain{}
+	}
+	if err := tr.SetTools(grpo.Tools{Tools: tools, Format: format}); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "tools: %s; every completion is a trajectory (max_tool_calling_iterations %d, 0 = no bound)\n", strings.Join(c.Tools, ", "), c.MaxToolCallingIterations)
+	return nil
 }
 
 // plainPromptsWarning says, once, that chat_template_kwargs does not reach

@@ -14,9 +14,10 @@
 // folder holding train.jsonl and test.jsonl. It prints the held-out
 // accuracy and format rates before and after training and writes
 // metrics.jsonl, reward.png, eval.jsonl and checkpoints to -out (default
-// runs/gsm8k). Ctrl-C stops after saving a checkpoint.
+// runs/gsm8k). Ctrl-C or SIGTERM stops after saving a checkpoint (exit
+// status 130 or 143).
 package main
 
-import "github.com/grpokit/grpokit/examples/internal/exkit"
+import "github.com/grpokit/grpokit/internal/exkit"
 
 func main() { exkit.Main(defaults(), parse, run) }

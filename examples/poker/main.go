@@ -22,10 +22,11 @@
 //
 // It prints the held-out accuracy per class before and after training and
 // writes metrics.jsonl, reward.png, eval.jsonl and checkpoints to -out
-// (default runs/poker), and the confusion matrix after training. Ctrl-C
-// stops after saving a checkpoint; -resume goes on from it.
+// (default runs/poker), and the confusion matrix after training. Ctrl-C or
+// SIGTERM stops after saving a checkpoint (exit status 130 or 143);
+// -resume goes on from it.
 package main
 
-import "github.com/grpokit/grpokit/examples/internal/exkit"
+import "github.com/grpokit/grpokit/internal/exkit"
 
 func main() { exkit.Main(defaults(), parse, run) }

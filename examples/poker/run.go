@@ -15,8 +15,8 @@ import (
 	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/envs/poker"
-	"github.com/grpokit/grpokit/examples/internal/exkit"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/internal/exkit"
 	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/model"
 )
@@ -239,6 +239,7 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
+	defer s.Close()
 	// The model may say exactly one label, then EOS.
 	var seqs [][]int
 	maxLabel := 0

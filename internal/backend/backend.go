@@ -39,10 +39,9 @@ const DefaultGo = simplego.BackendName + ":ops_sequential"
 // of at most SmallModelParams parameters: ops side by side. Their ops are
 // too small for one op to keep both cores busy, and the memory side by
 // side costs (about one float32 copy of the weights at worst, see
-// DefaultGo) is at most a few hundred MB. The examples' tiny Wordle model
-// (222,080 parameters): a supervised step 0.06 → 0.04 s, a GRPO step
-// (medians of two runs) 2.39 / 2.58 → 2.32 / 2.26 s on the 2-core CPU,
-// with the same losses (README.md, Backends).
+// DefaultGo) is at most a few hundred MB. On a 2-core CPU the Wordle
+// study's tiny model (222,080 parameters) runs a supervised step in 0.04 s
+// instead of 0.06, with the same losses.
 const DefaultGoSmall = simplego.BackendName + ":ops_parallel"
 
 // SmallModelParams is the largest model, in parameters, that runs its ops
@@ -114,14 +113,15 @@ func New(config string) (b backends.Backend, err error) {
 		}
 	}()
 	if name == simplego.BackendName {
-		installGemm()    // fast f32 DotGeneral; see simplego_gemm.go
-		installFastOps() // fast f32 broadcasting ops; see simplego_elementwise.go
-		installOpTrace() // only after EnableOpTrace; see optrace.go
+		installGemm()      // fast f32 DotGeneral; see simplego_gemm.go
+		installFastOps()   // fast f32 broadcasting ops; see simplego_elementwise.go
+		installRoundBF16() // bf16 ops in f32, rounded to nearest even; see simplego_bf16.go
+		installOpTrace()   // only after EnableOpTrace; see optrace.go
 	}
 	b, err = backends.NewWithConfig(config)
 	if err != nil {
 		if name != simplego.BackendName {
-			return nil, fmt.Errorf("backend: %q is not available (is its PJRT plugin installed? see README): %w", config, err)
+			return nil, fmt.Errorf("backend: %q is not available (is its PJRT plugin installed? see docs/backends.md): %w", config, err)
 		}
 		return nil, fmt.Errorf("backend: %q: %w", config, err)
 	}

@@ -1,8 +1,8 @@
 package backend
 
 // Large backend buffers are backed by transparent huge pages where the
-// kernel allows it, unless GRPOKIT_HUGEPAGES=0. On the VM this project is
-// measured on, faulting in a 4 KiB page costs about 15 µs (≈ 4 CPU s per
+// kernel allows it, unless GRPOKIT_HUGEPAGES=0. On a 2-core KVM guest,
+// faulting in a 4 KiB page costs about 15 µs (≈ 4 CPU s per
 // GiB, and again each time Go hands memory back to the OS and takes it
 // again); a 2 MiB page costs ≈ 2.4 CPU s per GiB the first time the process
 // touches the memory (the kernel clearing memory the host has not backed

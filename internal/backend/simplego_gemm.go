@@ -33,7 +33,6 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/dtypes/bfloat16"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 
 	"github.com/grpokit/grpokit/internal/gemm"
@@ -140,10 +139,10 @@ func learnParams(data any) error {
 	return err
 }
 
-// dotGeneralGemm is the replacement executor: float32 and bfloat16 go to
-// gemm.Gemm (bfloat16 widened, the result rounded: dotBF16), a low-precision
-// weight's proxy to gemm.Gemm with a gemm.Lowp (dotLowp), everything else to
-// SimpleGo's own executor.
+// dotGeneralGemm is the replacement executor: float32 goes to gemm.Gemm, a
+// low-precision weight's proxy to gemm.Gemm with a gemm.Lowp (dotLowp),
+// everything else to SimpleGo's own executor. (A bfloat16 DotGeneral
+// arrives here widened to float32: simplego_bf16.go.)
 func dotGeneralGemm(b *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, owned []bool) (*simplego.Buffer, error) {
 	if len(inputs) != 2 {
 		return stockDot(b, node, inputs, owned)
@@ -157,7 +156,7 @@ func dotGeneralGemm(b *simplego.Backend, node *simplego.Node, inputs []*simplego
 	lhsShape, err1 := b.BufferShape(inputs[0])
 	rhsShape, err2 := b.BufferShape(inputs[1])
 	dt := lhsShape.DType
-	if err1 != nil || err2 != nil || rhsShape.DType != dt || (dt != dtypes.Float32 && dt != dtypes.BFloat16) {
+	if err1 != nil || err2 != nil || rhsShape.DType != dt || dt != dtypes.Float32 {
 		return stockDot(b, node, inputs, owned)
 	}
 	p, err := paramsOf(node)
@@ -166,17 +165,6 @@ func dotGeneralGemm(b *simplego.Backend, node *simplego.Node, inputs []*simplego
 	}
 	lhsFlat, _ := b.BufferData(inputs[0])
 	rhsFlat, _ := b.BufferData(inputs[1])
-	if dt == dtypes.BFloat16 {
-		l, ok1 := lhsFlat.([]bfloat16.BFloat16)
-		r, ok2 := rhsFlat.([]bfloat16.BFloat16)
-		if ok1 && ok2 {
-			if out, ok := dotBF16(b, l, r, lhsShape.Dimensions, rhsShape.Dimensions, p.axes, p.batch, p.m, p.n, p.k); ok {
-				fastCalls.Add(1)
-				return out, nil
-			}
-		}
-		return stockDot(b, node, inputs, owned)
-	}
 	lhsData, ok1 := lhsFlat.([]float32)
 	rhsData, ok2 := rhsFlat.([]float32)
 	if !ok1 || !ok2 {
@@ -445,3 +433,6 @@ func normalize(data []float32, dims, strides, batchAxes, cross, contract []int) 
 	})
 	return out
 }
+
+// dotGeneralAxes are a DotGeneral's batch and contracting axes.
+type dotGeneralAxes struct{ lhsBatch, lhsContract, rhsBatch, rhsContract []int }

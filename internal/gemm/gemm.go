@@ -288,8 +288,8 @@ func runSplit(nt, count int, f func(lo, hi int)) {
 // B with contiguous rows is read in place, without packing, when few rows
 // of A share each panel (packing would cost as much as the product) or its
 // rows are short enough (≤ inPlaceMaxStride) that walking down a panel does
-// not thrash the cache sets and TLB; measured on the shapes, a
-// 49152-wide B read in place runs 3–4× slower than packed.
+// not thrash the cache sets and TLB; at the LM head's shape a 49152-wide B
+// read in place runs 3–4× slower than packed.
 var (
 	inPlaceMaxRows   = 96
 	inPlaceMaxStride = 4096

@@ -143,7 +143,7 @@ func DecodeForeign(data []byte, v any, foreign Foreign) error {
 	if err := json.Unmarshal(data, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return fmt.Errorf("key %q: a %s cannot be a %s", te.Field, te.Value, te.Type)
+			return fmt.Errorf("key %q: got a %s, want %s", userKey(rv.Type().Elem(), te.Field), te.Value, kindName(te.Type))
 		}
 		return err
 	}
@@ -309,4 +309,52 @@ func distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// userKey is encoding/json's dotted path of a field said as the file spells
+// it: the Go names of embedded structs that encoding/json puts in the path
+// ("Config.learning_rate") are left out.
+func userKey(t reflect.Type, path string) string {
+	var out []string
+	for _, seg := range strings.Split(path, ".") {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			out = append(out, seg)
+			continue
+		}
+		if f, ok := t.FieldByName(seg); ok && f.Anonymous && f.Tag.Get("json") == "" {
+			t = f.Type
+			continue
+		}
+		if ft, ok := Fields(t)[seg]; ok {
+			t = ft
+		}
+		out = append(out, seg)
+	}
+	return strings.Join(out, ".")
+}
+
+// kindName says what a config value of type t is written as.
+func kindName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "a " + t.String()
 }

@@ -51,7 +51,10 @@ func TestDecode(t *testing.T) {
 		{"far from everything", `{"zzzzzzzzzz": 1}`, []string{`unknown key "zzzzzzzzzz"`}},
 		{"two at once", `{"steps": 1, "Hidden": "x"}`, []string{`unknown key "Hidden"`, `unknown key "steps" (did you mean "max_steps"?)`}},
 		{"case matters", `{"Learning_Rate": 1}`, []string{`unknown key "Learning_Rate" (did you mean "learning_rate"?)`}},
-		{"type", `{"max_steps": "ten"}`, []string{`key "max_steps": a string cannot be a int`}},
+		{"type", `{"max_steps": "ten"}`, []string{`key "max_steps": got a string, want a whole number`}},
+		{"type in an embedded struct", `{"seed": "x"}`, []string{`key "seed": got a string, want a whole number`}},
+		{"type of a float", `{"learning_rate": "fast"}`, []string{`key "learning_rate": got a string, want a number`}},
+		{"type in a list", `{"model": {"rewards": [{"weight": true}]}}`, []string{`key "model.rewards.weight": got a bool, want a number`}},
 		{"not JSON", `{`, []string{"invalid JSON"}},
 	}
 	for _, tc := range tests {

@@ -76,7 +76,6 @@ var grpo = map[string]rule{
 	"sync_ref_model":                          only("false", "the reference model stays the initial policy (TR-DPO's reference syncing is not implemented)"),
 	"ref_model_mixup_alpha":                   inert("0.6", "used only with sync_ref_model"),
 	"ref_model_sync_steps":                    inert("512", "used only with sync_ref_model"),
-	"max_tool_calling_iterations":             only("null", "tool calls and other multi-turn rollouts are a grpo.Env written in Go"),
 	"log_multimodal":                          inert("true", "log_completions writes every rollout to output_dir/rollouts.jsonl"),
 	"num_completions_to_print":                inert("null", "log_completions writes every rollout to output_dir/rollouts.jsonl"),
 	"log_unique_prompts":                      inert("false", "log_completions writes every rollout to output_dir/rollouts.jsonl"),
@@ -189,8 +188,8 @@ var topLevel = map[string]rule{
 	"dataset_test_split":        elsewhere(whyDataset),
 	"dataset_streaming":         elsewhere(whyDataset),
 	"dataset_mixture":           elsewhere(whyDataset),
-	"reward_funcs":              elsewhere("rewards are Go functions: in grpokit's config the built-ins are listed under rewards: (exact, numeric, tags, ...; TRL's think_format_reward, get_soft_overlong_punishment and get_repetition_penalty_reward are think_format, soft_overlong_punishment and repetition_penalty)"),
-	"reward_model_name_or_path": elsewhere("reward models are not supported: rewards are Go functions"),
+	"reward_funcs":              elsewhere("rewards are Go functions: in grpokit's config the built-ins are listed under rewards: (exact, numeric, tags, ...; TRL's think_format_reward, get_soft_overlong_punishment and get_repetition_penalty_reward are think_format, soft_overlong_punishment and repetition_penalty; a reward model, a …ForSequenceClassification folder, is {type: reward_model, path: FOLDER})"),
+	"reward_model_name_or_path": elsewhere("a reward model goes under rewards: as {type: reward_model, path: FOLDER} (a …ForSequenceClassification folder with its tokenizer)"),
 }
 
 func init() {

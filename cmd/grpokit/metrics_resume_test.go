@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/grpo"
+)
+
+// A full disk tore the last line of metrics.jsonl: resuming moves it aside
+// and the file reads and plots again. Before, the torn line stayed, the
+// next step's line was glued to it, and every later plot failed unsaid.
+func TestResumeRepairsTornMetrics(t *testing.T) {
+	dir := t.TempDir()
+	cfg := toyRun(t, dir, false, 2)
+	if err := run(context.Background(), []string{"train", "-quiet", "-config", cfg}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	metrics := filepath.Join(dir, "run", checkpoint.MetricsFile)
+	f, err := os.OpenFile(metrics, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"step": 3, "lo`)
+	f.Close()
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"train", "-config", cfg, "-resume", "-max-steps", "3"}, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	ms, err := grpo.ReadMetrics(metrics)
+	if err != nil || len(ms) != 3 || ms[2]["step"] != 3 {
+		t.Fatalf("metrics after the resume: %d lines, %v", len(ms), err)
+	}
+	if asides, _ := filepath.Glob(metrics + ".*.aside"); len(asides) != 1 || !strings.Contains(out.String(), "moved a torn last line aside") {
+		t.Errorf("aside files %v; output:\n%s", asides, out.String())
+	}
+	if !strings.Contains(out.String(), "plots: [") {
+		t.Errorf("no plots:\n%s", out.String())
+	}
+}
+
+// A plot that cannot be written fails the command, after the run's work is
+// done (it was skipped without a word).
+func TestPlotFailureIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	cfg := toyRun(t, dir, false, 1)
+	if err := os.MkdirAll(filepath.Join(dir, "run", "reward.png", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"train", "-quiet", "-config", cfg, "-out", filepath.Join(dir, "run"), "-resume"}, &out)
+	if err == nil || !strings.HasPrefix(err.Error(), "grpokit: plots: plot ") || !strings.Contains(out.String(), "trained 1 steps") {
+		t.Fatalf("err %v; output:\n%s", err, out.String())
+	}
+}
