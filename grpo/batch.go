@@ -1,6 +1,8 @@
 package grpo
 
 import (
+	"encoding/json"
+	"math"
 	"math/bits"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -10,17 +12,17 @@ import (
 // row is one completion of a step with everything the loss and the logs
 // need.
 type row struct {
-	Step       int       `json:"step"`
-	Prompt     string    `json:"prompt"`
-	Completion string    `json:"completion"`
-	Answer     string    `json:"answer,omitempty"`
-	Turn       int       `json:"turn"`
-	Episode    int       `json:"episode"`
-	Rewards    []float64 `json:"rewards"`
-	Reward     float64   `json:"reward"`
-	Advantage  float64   `json:"advantage"`
-	Truncated  bool      `json:"truncated"`
-	Dropped    bool      `json:"dropped,omitempty"` // in a zero-std group left out of the loss
+	Step       int     `json:"step"`
+	Prompt     string  `json:"prompt"`
+	Completion string  `json:"completion"`
+	Answer     string  `json:"answer,omitempty"`
+	Turn       int     `json:"turn"`
+	Episode    int     `json:"episode"`
+	Rewards    scores  `json:"rewards"`
+	Reward     float64 `json:"reward"`
+	Advantage  float64 `json:"advantage"`
+	Truncated  bool    `json:"truncated"`
+	Dropped    bool    `json:"dropped,omitempty"` // in a zero-std group left out of the loss
 	// TokenRewards and TokenAdv are the token credit's rewards and
 	// advantage terms per completion token (nil without TokenCredit).
 	TokenRewards []float64 `json:"-"` // NaN (unscored) has no JSON form
@@ -44,6 +46,21 @@ func (r *row) modelTokens() int {
 		n += int(m)
 	}
 	return n
+}
+
+// scores are a row's rewards; one that did not apply (a NaN) is null in
+// JSON.
+type scores []float64
+
+// MarshalJSON writes the scores with null for NaN.
+func (s scores) MarshalJSON() ([]byte, error) {
+	out := make([]*float64, len(s))
+	for i := range s {
+		if !math.IsNaN(s[i]) {
+			out[i] = &s[i]
+		}
+	}
+	return json.Marshal(out)
 }
 
 // microBatch holds the host tensors of one forward/backward pass. Shapes:

@@ -279,8 +279,8 @@ type Config struct {
 	// in the backward pass instead of keeping them from the forward pass:
 	// only each layer's input is kept, for about one more forward pass of
 	// time. Policies that do not support it ignore it (LMPolicy does; with
-	// LoRA dropout it is an error). Default false. TRL:
-	// gradient_checkpointing.
+	// LoRA dropout it is an error: set it false to train with dropout).
+	// Default true, as TRL's GRPOConfig. TRL: gradient_checkpointing.
 	GradientCheckpointing bool `json:"gradient_checkpointing"`
 	// LogitsChunkSize is how many completion positions the loss maps to
 	// logits at a time (a HeadPolicy's, such as LMPolicy's): the
@@ -388,6 +388,7 @@ func DefaultConfig() Config {
 		EpisodeSelect:             SelectRandom,
 		MaxTurns:                  16,
 		MaxNonFiniteSteps:         3,
+		GradientCheckpointing:     true,
 	}
 }
 

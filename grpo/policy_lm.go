@@ -59,6 +59,12 @@ type LMPolicyOptions struct {
 	// ChatOptions are passed to the chat template; AddGenerationPrompt is
 	// always set.
 	ChatOptions tokenizer.ChatOptions
+	// TemplatePlainPrompts renders a plain-text prompt (Example.Prompt) as
+	// one user message through the chat template, as chat prompts are. By
+	// default, as in TRL's "standard" dataset format, a plain prompt goes
+	// to the model as it is, without the template (and without
+	// ChatOptions). A grpokit extension.
+	TemplatePlainPrompts bool
 	// NoReference forbids the frozen copy of full fine-tuning even when a
 	// Trainer with Beta ≠ 0 asks for it (NewTrainer then fails). Without it
 	// the copy is still only made for Beta ≠ 0.
@@ -199,7 +205,8 @@ func (p *LMPolicy) Save(dir string) error {
 // PromptIDs returns the tokens of an example's prompt: its PromptIDs as
 // they are, messages rendered with the chat template (generation prompt
 // added), or plain text encoded with the special tokens (BOS) unless
-// NoSpecialTokens; then the last maxLen tokens when maxLen > 0. Only
+// NoSpecialTokens (or, with TemplatePlainPrompts, rendered as one user
+// message); then the last maxLen tokens when maxLen > 0. Only
 // PromptIDs work without a tokenizer.
 func (p *LMPolicy) PromptIDs(ex dataset.Example, maxLen int) ([]int, error) {
 	return EncodePrompt(p.tok, ex, p.opts, maxLen)
@@ -215,10 +222,13 @@ func EncodePrompt(tok *tokenizer.Pretrained, ex dataset.Example, opts LMPolicyOp
 		ids = slices.Clone(ex.PromptIDs)
 	case tok == nil:
 		return nil, errors.New("grpo: no tokenizer to encode the prompt (give it as PromptIDs)")
-	case len(ex.Messages) > 0:
+	case len(ex.Messages) > 0 || opts.TemplatePlainPrompts:
 		msgs := make([]tokenizer.Message, len(ex.Messages))
 		for i, m := range ex.Messages {
 			msgs[i] = tokenizer.Message{Role: m.Role, Content: m.Content}
+		}
+		if len(msgs) == 0 {
+			msgs = []tokenizer.Message{{Role: "user", Content: ex.Prompt}}
 		}
 		chat := opts.ChatOptions
 		chat.AddGenerationPrompt = true

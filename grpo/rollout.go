@@ -300,11 +300,17 @@ func rolloutMetrics(t *Trainer, rows []*row, adv loss.Advantages, tally rewardTa
 		}
 	}
 	for ri, nr := range t.rewards {
-		col := make([]float64, len(rows))
-		for i, r := range rows {
-			col[i] = r.Rewards[ri]
+		// Over the rows the reward applied to (TRL's nanmean, nanstd).
+		col := make([]float64, 0, len(rows))
+		for _, r := range rows {
+			if v := r.Rewards[ri]; !reward.IsNotApplicable(v) {
+				col = append(col, v)
+			}
 		}
 		mean, std := loss.MeanStd(col)
+		if len(col) == 0 {
+			mean, std = math.NaN(), math.NaN()
+		}
 		m["rewards/"+nr.Name+"/mean"] = mean
 		m["rewards/"+nr.Name+"/std"] = std
 		if len(tally.failures) > ri {

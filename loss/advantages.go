@@ -93,6 +93,14 @@ func GroupAdvantages(rewards []float64, g int, scale ScaleRewards) (Advantages, 
 // normalizes each reward within its group, (r − mean)/(std + 1e-4), sums
 // them with the weights into R, then A = (R − mean(R))/(std(R) + 1e-4) over
 // the batch; scale plays no role there. Every std is the unbiased one.
+//
+// A NaN score is a reward that did not apply to the row (TRL's None), and
+// is left out as TRL 1.10 leaves it out: SumThenNormalize sums the weighted
+// rewards that applied (nansum; a row with none sums to 0);
+// NormalizeThenSum normalizes each reward within its group over the rows
+// it applied to (nanmean and the unbiased nanstd), and a reward that
+// applied to fewer than two rows of a group (its nanstd is NaN) adds
+// nothing to that group's rows.
 func RewardAdvantages(scores [][]float64, weights []float64, g int, scale ScaleRewards, agg Aggregation) (Advantages, error) {
 	if g < 2 {
 		return Advantages{}, fmt.Errorf("grpo: advantages: group size %d; it must be at least 2", g)
@@ -122,7 +130,9 @@ func RewardAdvantages(scores [][]float64, weights []float64, g int, scale ScaleR
 	sum := make([]float64, n) // weighted sum of the raw rewards
 	for i, row := range scores {
 		for k, r := range row {
-			sum[i] += weights[k] * r
+			if !math.IsNaN(r) {
+				sum[i] += weights[k] * r
+			}
 		}
 	}
 	for k := 0; k < n/g; k++ {
@@ -154,15 +164,23 @@ func RewardAdvantages(scores [][]float64, weights []float64, g int, scale ScaleR
 			}
 		}
 	case NormalizeThenSum:
-		col := make([]float64, g)
+		col := make([]float64, 0, g)
 		for k := range weights {
 			for grp := 0; grp < n/g; grp++ {
-				for j := range col {
-					col[j] = scores[grp*g+j][k]
+				col = col[:0]
+				for j := range g {
+					if r := scores[grp*g+j][k]; !math.IsNaN(r) {
+						col = append(col, r)
+					}
+				}
+				if len(col) < 2 {
+					continue // nanstd is NaN: every normalized value is NaN, left out by the nansum
 				}
 				mean, std := MeanStd(col)
-				for j := range col {
-					a.Rewards[grp*g+j] += weights[k] * (col[j] - mean) / (std + AdvantageEps)
+				for j := range g {
+					if r := scores[grp*g+j][k]; !math.IsNaN(r) {
+						a.Rewards[grp*g+j] += weights[k] * (r - mean) / (std + AdvantageEps)
+					}
 				}
 			}
 		}

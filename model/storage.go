@@ -484,10 +484,13 @@ func nf4Carrier(in ...*Node) *Node {
 
 // int8Carrier is (q [out, in, 1], scale [out]) as the marked [out, in]
 // float32 weight. (Gather's shape check wants the operand's rank to reach
-// the index axis: scale goes in as [out, 1].)
+// the index axis: scale goes in as [out, 1].) The base is frozen, and this
+// Gather, whose indices are the codes, has no gradient: scale's stops
+// before it (a checkpointed layer then leaves scale out of what it
+// differentiates).
 func int8Carrier(in ...*Node) *Node {
 	q, scale := in[0], in[1]
-	w := BackendGather(Reshape(scale, scale.Shape().Dim(0), 1), q, 2, nil, []int{0, 1}, []int{0}, []int{1, 1}, false)
+	w := BackendGather(Reshape(StopGradient(scale), scale.Shape().Dim(0), 1), q, 2, nil, []int{0, 1}, []int{0}, []int{1, 1}, false)
 	backend.MarkLowp(w, "int8")
 	return w
 }

@@ -156,9 +156,13 @@ type Stats struct {
 	Panics    int     // calls that panicked
 	NonFinite int     // calls that returned NaN or ±Inf
 	Timeouts  int     // calls that ran past the timeout
-	Skipped   int     // samples not scored: the reward had MaxStray calls still running
-	Stray     int     // calls of this reward still running past their timeout after the batch
-	Errors    int     // samples of a BatchScorer's batch that returned an error
+	// NotApplicable counts the samples the reward did not apply to (it
+	// returned NotApplicable()); Mean and Std are then over the others
+	// (TRL's nanmean and nanstd), NaN when it applied to none.
+	NotApplicable int
+	Skipped       int // samples not scored: the reward had MaxStray calls still running
+	Stray         int // calls of this reward still running past their timeout after the batch
+	Errors        int // samples of a BatchScorer's batch that returned an error
 }
 
 // Failures returns the number of failed calls of any kind.
@@ -166,7 +170,8 @@ func (s Stats) Failures() int { return s.Panics + s.NonFinite + s.Timeouts + s.S
 
 // Result holds the scores of one batch.
 type Result struct {
-	// Scores[r][i] is reward r's score of sample i (0 where it failed).
+	// Scores[r][i] is reward r's score of sample i (0 where it failed,
+	// NotApplicable() where the reward did not apply).
 	Scores [][]float64
 	// Failures[r][i] says whether and how that call failed.
 	Failures [][]Failure
@@ -237,7 +242,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, samples []Sample) (*Result, er
 			}
 			vs, fs := callBatch(ctx, bs, samples, timeout*time.Duration(ns), &strays.n[r])
 			for i := range vs {
-				if w := nd.Weight * vs[i]; fs[i] == OK && !(math.Abs(w) <= MaxScore) {
+				if w := nd.Weight * vs[i]; fs[i] == OK && !IsNotApplicable(vs[i]) && !(math.Abs(w) <= MaxScore) {
 					vs[i], fs[i] = 0, NonFinite
 				}
 			}
@@ -255,7 +260,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, samples []Sample) (*Result, er
 					continue
 				}
 				v, f := call(ctx, e.Rewards[j.r].Scorer, samples[j.i], timeout, &strays.n[j.r])
-				if w := e.Rewards[j.r].Weight * v; f == OK && !(math.Abs(w) <= MaxScore) {
+				if w := e.Rewards[j.r].Weight * v; f == OK && !IsNotApplicable(v) && !(math.Abs(w) <= MaxScore) {
 					v, f = 0, NonFinite // the weighted score would overflow the total
 				}
 				res.Scores[j.r][j.i], res.Failures[j.r][j.i] = v, f
@@ -280,8 +285,14 @@ feed:
 
 	for r, nd := range e.Rewards {
 		st := Stats{Name: nd.Name}
+		applied := make([]float64, 0, ns)
 		for i := 0; i < ns; i++ {
 			v := res.Scores[r][i]
+			if IsNotApplicable(v) {
+				st.NotApplicable++ // left out of the total, as TRL's nansum
+				continue
+			}
+			applied = append(applied, v)
 			res.Totals[i] += nd.Weight * v
 			switch res.Failures[r][i] {
 			case Panicked:
@@ -297,7 +308,10 @@ feed:
 			}
 		}
 		st.Stray = int(strays.n[r].Load())
-		st.Mean, st.Std = meanStd(res.Scores[r])
+		st.Mean, st.Std = meanStd(applied)
+		if len(applied) == 0 && ns > 0 {
+			st.Mean, st.Std = math.NaN(), math.NaN()
+		}
 		res.Stats[r] = st
 	}
 	return res, nil
@@ -360,6 +374,8 @@ func call(ctx context.Context, s Scorer, sample Sample, timeout time.Duration, s
 		switch {
 		case o.panicked:
 			return 0, Panicked
+		case IsNotApplicable(o.v):
+			return o.v, OK
 		case !(math.Abs(o.v) <= MaxScore): // NaN, ±Inf, or overflowing when summed
 			return 0, NonFinite
 		}
@@ -437,7 +453,7 @@ func callBatch(ctx context.Context, s BatchScorer, samples []Sample, timeout tim
 			return all(Errored)
 		}
 		for i, v := range o.vs {
-			if math.Abs(v) <= MaxScore {
+			if math.Abs(v) <= MaxScore || IsNotApplicable(v) {
 				vs[i] = v
 			} else {
 				fs[i] = NonFinite

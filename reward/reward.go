@@ -60,6 +60,22 @@ func (s Sample) Final() string {
 	return ""
 }
 
+// notApplicable is the bit pattern of NotApplicable's NaN: a quiet NaN
+// whose payload no arithmetic produces, so a reward that computes NaN by
+// mistake still counts as a failed call.
+const notApplicable = 0x7ff8_4e41_4e41_0001
+
+// NotApplicable returns the score a reward gives a sample it does not
+// apply to (TRL's None): the reward is then left out for that sample, not
+// scored 0. The weighted total sums the rewards that applied (a sample
+// with none gets 0), the advantages leave it out as TRL 1.10 does, and the
+// reward's logged mean and std are over the samples it applied to. It is a
+// NaN: test for it with IsNotApplicable.
+func NotApplicable() float64 { return math.Float64frombits(notApplicable) }
+
+// IsNotApplicable reports whether v is NotApplicable().
+func IsNotApplicable(v float64) bool { return math.Float64bits(v) == notApplicable }
+
 // Scorer is for rewards that need more than Func's three strings.
 // Score must be safe for concurrent use when used with an Evaluator.
 type Scorer interface {
@@ -102,21 +118,23 @@ func Sum(fs ...Func) Func {
 }
 
 // Weighted returns a Scorer whose score is the sum over rs of
-// Weight × Scorer.Score. It does not recover panics; use an Evaluator for
+// Weight × Scorer.Score, of those that applied (not NotApplicable). It does not recover panics; use an Evaluator for
 // user code.
 func Weighted(rs ...Named) Scorer {
 	rs = append([]Named(nil), rs...)
 	return ScorerFunc(func(s Sample) float64 {
 		total := 0.0
 		for _, r := range rs {
-			total += r.Weight * r.Scorer.Score(s)
+			if v := r.Scorer.Score(s); !IsNotApplicable(v) {
+				total += r.Weight * v
+			}
 		}
 		return total
 	})
 }
 
 // Safe returns a Func that behaves like f but scores 0 where f panics or
-// returns NaN or ±Inf. It does not count failures or bound the time f
+// returns NaN (other than NotApplicable) or ±Inf. It does not count failures or bound the time f
 // takes; the Evaluator does both.
 func Safe(f Func) Func {
 	return func(p, c, a string) (score float64) {
@@ -126,6 +144,9 @@ func Safe(f Func) Func {
 			}
 		}()
 		v := f(p, c, a)
+		if IsNotApplicable(v) {
+			return v
+		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return 0
 		}

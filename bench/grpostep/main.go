@@ -113,7 +113,7 @@ func run(args []string, w io.Writer) (err error) {
 	firstProfile := fs.String("firstprofile", "", "write a CPU profile of the first (compiling) step to this file")
 	tiny := fs.Bool("tiny", false, "a tiny model instead of SmolLM2-135M's shape (smoke test)")
 	decodeOnly := fs.Bool("decodeonly", false, "only the decode step of -variant genheavy against the bandwidth bound (no training)")
-	checkpointing := fs.Bool("gradient-checkpointing", false, "recompute each decoder layer in the backward pass (grpo.Config.GradientCheckpointing)")
+	checkpointing := fs.Bool("gradient-checkpointing", true, "recompute each decoder layer in the backward pass (grpo.Config.GradientCheckpointing; TRL's default, on; -gradient-checkpointing=false keeps the activations)")
 	opTrace := fs.Bool("opstats", false, "trace every op of the timed steps' training parts and print where cores idle, by op (must come before any other use of the go backend in the process)")
 	compare := fs.Bool("compare", true, "varlen: also time one generation with finished rows dropped and one with them kept")
 	genOnly := fs.Bool("genonly", false, "only varlen's generation with finished rows dropped against kept, after a first (compiling) round (no training)")

@@ -93,7 +93,7 @@ func parse(args []string) (*options, error) {
 	fs.IntVar(&o.promptTokens, "prompt-tokens", 0, "tokens per prompt (default: the workload's)")
 	fs.IntVar(&o.maxCompletion, "max-completion", 0, "tokens per completion, forced (default: the workload's)")
 	fs.IntVar(&o.loraRank, "lora-rank", 8, "LoRA rank r (alpha 2r)")
-	fs.BoolVar(&o.checkpointing, "gradient-checkpointing", false, "gradient_checkpointing (per-layer recomputation)")
+	fs.BoolVar(&o.checkpointing, "gradient-checkpointing", true, "gradient_checkpointing (per-layer recomputation; TRL's default, on)")
 	fs.BoolVar(&o.prepare, "prepare", false, "only write the model folder (no workload)")
 	fs.StringVar(&o.result, "result", "", "(child) file for the measured seconds per step")
 	fs.StringVar(&o.heapProfile, "heap-profile", "", "write the Go heap profile (pprof) taken when the live heap was largest to this file")

@@ -58,7 +58,7 @@ func evalCmd(ctx context.Context, args []string, out io.Writer) error {
 		if s.loaded, err = loadModel(*modelDir, *adapterDir, opts, os.Stderr); err != nil {
 			return err
 		}
-		s.loaded.chatVars = c.ChatTemplateKwargs
+		s.loaded.chatVars, s.loaded.templatePlain = c.ChatTemplateKwargs, c.TemplatePlainPrompts
 		if s.policy, err = s.loaded.policy(true); err != nil {
 			return err
 		}

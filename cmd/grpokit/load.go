@@ -24,6 +24,9 @@ type loaded struct {
 	// chatVars are the chat template's extra variables (TRL's
 	// chat_template_kwargs).
 	chatVars map[string]any
+	// templatePlain renders plain prompts through the chat template
+	// (template_plain_prompts).
+	templatePlain bool
 }
 
 // folder resolves a checkpoint-N folder to its policy/ subfolder.
@@ -117,7 +120,8 @@ func loadModel(dir, adapterDir string, opts *model.Options, warn io.Writer) (*lo
 // which keeps the weights as held, or one to train.
 func (l *loaded) policy(frozen bool) (*grpo.LMPolicy, error) {
 	return grpo.NewLMPolicy(l.model, l.adapter, l.tok, &grpo.LMPolicyOptions{
-		Constraint: l.constraint, ChatOptions: tokenizer.ChatOptions{Vars: l.chatVars}, Frozen: frozen})
+		Constraint: l.constraint, ChatOptions: tokenizer.ChatOptions{Vars: l.chatVars},
+		TemplatePlainPrompts: l.templatePlain, Frozen: frozen})
 }
 
 // choicesTrie is the constraint admitting exactly one of choices, then EOS.

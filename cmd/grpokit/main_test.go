@@ -16,6 +16,7 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/sharedtest"
 	"github.com/grpokit/grpokit/memplan"
@@ -770,7 +771,7 @@ func TestReadmeConfig(t *testing.T) {
 
 // A config carrying TRL's own keys loads: those with no effect here are
 // accepted with a note (printed before training), those grpokit cannot
-// honour are errors that say so.
+// honour are errors that say so, and bf16 sets the compute dtype.
 func TestTRLKeys(t *testing.T) {
 	dir := t.TempDir()
 	cfg := toyRun(t, dir, true, 1)
@@ -782,7 +783,8 @@ func TestTRLKeys(t *testing.T) {
 	if err := run(context.Background(), []string{"train", "-config", cfg}, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{`grpokit: config: bf16: true has no effect`, `grpokit: config: model.attn_implementation: "sdpa" has no effect`,
+	// bf16 is grpokit train's own key: true computes in bfloat16.
+	for _, want := range []string{"compute bfloat16)", `grpokit: config: model.attn_implementation: "sdpa" has no effect`,
 		`grpokit: config: report_to: "wandb" has no effect`, "trained 1 steps"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("train output lacks %q:\n%s", want, out.String())
@@ -904,6 +906,61 @@ func TestConfigGenerationKwargs(t *testing.T) {
 	rewriteConfig(t, cfg, func(body string) string { return strings.Replace(body, "top_k: 3", "do_sample: false", 1) })
 	if _, err := loadRunConfig(cfg); err == nil || !strings.Contains(err.Error(), `"do_sample" has no grpokit setting`) {
 		t.Errorf("do_sample: %v", err)
+	}
+}
+
+// bf16 and model.dtype choose the compute dtype; given neither, XLA
+// computes in bfloat16 (TRL's bf16 default) and the pure-Go backend in
+// float32, and the start-up note says why.
+func TestResolveDType(t *testing.T) {
+	yes, no := true, false
+	for _, tc := range []struct {
+		name    string
+		c       runConfig
+		want    string // model.DType after
+		note    string // substring of dtypeNote; "" wants none
+		wantErr string
+	}{
+		{"go default", runConfig{Backend: "go"}, "float32", "pure-Go backend computes bfloat16 about 10× slower", ""},
+		{"xla default", runConfig{Backend: "xla:cpu"}, "bfloat16", "TRL's bf16 default", ""},
+		{"bf16 true on go", runConfig{Backend: "go", BF16: &yes}, "bfloat16", "", ""},
+		{"bf16 false on xla", runConfig{Backend: "xla:cpu", BF16: &no}, "float32", "", ""},
+		{"dtype given", runConfig{Backend: "xla:cpu", Model: modelSection{DType: "float32"}}, "float32", "", ""},
+		{"torch_dtype given", runConfig{Backend: "go", Model: modelSection{TorchDType: "bfloat16"}}, "", "", ""},
+		{"agree", runConfig{BF16: &yes, Model: modelSection{DType: "bf16"}}, "bf16", "", ""},
+		{"disagree", runConfig{BF16: &no, Model: modelSection{DType: "bfloat16"}}, "bfloat16", "", `bf16: false and model.dtype "bfloat16" disagree`},
+	} {
+		err := tc.c.resolveDType()
+		if (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.wantErr)
+		}
+		if tc.c.Model.DType != tc.want || (tc.note == "") != (tc.c.dtypeNote == "") || !strings.Contains(tc.c.dtypeNote, tc.note) {
+			t.Errorf("%s: dtype %q, note %q; want %q, note %q", tc.name, tc.c.Model.DType, tc.c.dtypeNote, tc.want, tc.note)
+		}
+	}
+}
+
+// chat_template_kwargs with plain prompts gets one warning at start,
+// unless template_plain_prompts renders them.
+func TestPlainPromptsWarning(t *testing.T) {
+	plain := dataset.SliceDataset{{Prompt: "a"}, {Prompt: "b"}}
+	chat := dataset.SliceDataset{{Messages: []dataset.Message{{Role: "user", Content: "a"}}}}
+	kw := map[string]any{"enable_thinking": false}
+	for _, tc := range []struct {
+		name string
+		c    runConfig
+		sets []dataset.SliceDataset
+		want string // substring; "" wants none
+	}{
+		{"plain with kwargs", runConfig{ChatTemplateKwargs: kw}, []dataset.SliceDataset{plain, chat}, "chat_template_kwargs has no effect on the 2 plain-text prompts"},
+		{"templated", runConfig{ChatTemplateKwargs: kw, TemplatePlainPrompts: true}, []dataset.SliceDataset{plain}, ""},
+		{"no kwargs", runConfig{}, []dataset.SliceDataset{plain}, ""},
+		{"chat only", runConfig{ChatTemplateKwargs: kw}, []dataset.SliceDataset{chat}, ""},
+	} {
+		got := plainPromptsWarning(&tc.c, tc.sets...)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
 

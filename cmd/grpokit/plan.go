@@ -104,7 +104,7 @@ func memoryRequest(c *runConfig) (memplan.Request, error) {
 	if err != nil {
 		return memplan.Request{}, err
 	}
-	popts := grpo.LMPolicyOptions{ChatOptions: tokenizer.ChatOptions{Vars: c.ChatTemplateKwargs}}
+	popts := grpo.LMPolicyOptions{ChatOptions: tokenizer.ChatOptions{Vars: c.ChatTemplateKwargs}, TemplatePlainPrompts: c.TemplatePlainPrompts}
 	encode := func(ex dataset.Example, maxLen int) ([]int, error) { return grpo.EncodePrompt(tok, ex, popts, maxLen) }
 	longest, err := grpo.LongestPrompt(train, encode, c.MaxPromptLength)
 	if err != nil {

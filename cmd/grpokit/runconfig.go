@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/grpokit/grpokit/agent"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
@@ -40,6 +41,12 @@ type runConfig struct {
 	// ChatTemplateKwargs are extra variables of the chat template (TRL:
 	// chat_template_kwargs), e.g. {enable_thinking: false} for Qwen3.
 	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
+	// TemplatePlainPrompts renders a plain {"prompt": "..."} row through
+	// the chat template as one user message (with chat_template_kwargs).
+	// By default, as TRL does with its "standard" dataset format, a plain
+	// prompt reaches the model untemplated and chat_template_kwargs does
+	// not apply to it. A grpokit extension, not a TRL key.
+	TemplatePlainPrompts bool `json:"template_plain_prompts"`
 	// Backend is the GoMLX backend ("go", "xla:cpu", ...); "" uses
 	// $GOMLX_BACKEND, else the pure-Go one.
 	Backend string `json:"backend"`
@@ -52,10 +59,54 @@ type runConfig struct {
 	// detects it from the chat template (plain for a tiny model).
 	ToolCallFormat string `json:"tool_call_format"`
 
+	// BF16 computes in bfloat16 (TRL: bf16) when model.dtype is not given.
+	// Unset, it is true on XLA, as TRL's default, and false on the
+	// pure-Go backend, where bfloat16 computes about 10× slower than
+	// float32 (its element-wise ops have no vector kernels); the run's
+	// start-up line says which was chosen and why. model.dtype, when given,
+	// decides instead (and must agree with bf16 when both are given).
+	BF16 *bool `json:"bf16"`
+
 	// notes say which of TRL's keys in the file have no effect here.
 	notes []string
 	// adopt lets -resume continue a checkpoint of another run (-adopt).
 	adopt bool
+	// dtypeNote is the start-up line's reason for a compute dtype that
+	// neither bf16 nor model.dtype named.
+	dtypeNote string
+}
+
+// resolveDType fills model.dtype from bf16, or when neither is given from
+// the backend: bfloat16 (TRL's bf16 default) on XLA, float32 on the
+// pure-Go backend.
+func (c *runConfig) resolveDType() error {
+	given := c.Model.dtype()
+	if c.BF16 != nil {
+		want := map[bool]string{true: "bfloat16", false: "float32"}[*c.BF16]
+		if given == "" {
+			c.Model.DType = want
+			return nil
+		}
+		if !strings.EqualFold(given, "auto") {
+			if dt, err := model.ParseCompute(given); err == nil && (dt == dtypes.BFloat16) != *c.BF16 {
+				return fmt.Errorf("grpokit: config: bf16: %v and model.dtype %q disagree (give one)", *c.BF16, given)
+			}
+		}
+		return nil
+	}
+	if given != "" {
+		return nil
+	}
+	if goBackend(c.Backend) {
+		c.Model.DType = "float32"
+		c.dtypeNote = "compute float32: TRL's default is bf16, but the pure-Go backend computes bfloat16 about 10× slower " +
+			"than float32 (set bf16: true or model.dtype: bfloat16 to use it anyway)"
+	} else {
+		c.Model.DType = "bfloat16"
+		c.dtypeNote = "compute bfloat16, TRL's bf16 default (float32 master weights and optimizer state; " +
+			"set bf16: false or model.dtype: float32 for float32)"
+	}
+	return nil
 }
 
 // modelSection names the model: Path, or Tiny to build one from scratch.
@@ -74,9 +125,10 @@ type modelSection struct {
 	// UseRSLoRA scales B·A by lora_alpha/sqrt(lora_r) (TRL: use_rslora).
 	UseRSLoRA bool `json:"use_rslora"`
 	// DType is the dtype the model computes in (TRL: dtype, formerly
-	// torch_dtype): "float32" (the default), "bfloat16" (as transformers
-	// under torch_dtype=bfloat16), or "auto" for the checkpoint's own
-	// torch_dtype. float16 is refused.
+	// torch_dtype): "float32", "bfloat16" (as transformers under
+	// torch_dtype=bfloat16), or "auto" for the checkpoint's own
+	// torch_dtype. float16 is refused. Not given, bf16 decides (by default
+	// bfloat16 on XLA, float32 on the pure-Go backend).
 	DType      string `json:"dtype"`
 	TorchDType string `json:"torch_dtype"` // TRL's older name for dtype
 	// QLoRA, with TRL's names: the frozen base held 4-bit (load_in_4bit;
@@ -240,7 +292,7 @@ func loadRunConfig(path string) (runConfig, error) {
 	if c.Config, err = c.Config.ApplyGenerationKwargs(); err != nil {
 		return c, err
 	}
-	return c, nil
+	return c, c.resolveDType()
 }
 
 // validate checks the sections and the training settings, before any

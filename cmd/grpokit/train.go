@@ -155,7 +155,10 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 			return nil, err
 		}
 	}
-	s.loaded.chatVars = c.ChatTemplateKwargs
+	s.loaded.chatVars, s.loaded.templatePlain = c.ChatTemplateKwargs, c.TemplatePlainPrompts
+	if w := plainPromptsWarning(c, s.train, s.eval); w != "" {
+		fmt.Fprintln(out, w)
+	}
 	s.policy, err = s.loaded.policy(false)
 	if err != nil {
 		return nil, err
@@ -165,6 +168,9 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		// ten times as long as in float32 on this backend.
 		fmt.Fprintln(out, "grpokit: warning: compute bfloat16 on the pure-Go backend is about 10× slower than float32 "+
 			"(bfloat16 is for XLA/GPU); a LoRA base stays as stored (bf16) either way: set model.dtype: float32 for speed here")
+	}
+	if c.dtypeNote != "" {
+		fmt.Fprintln(out, "grpokit: "+c.dtypeNote)
 	}
 	fmt.Fprintf(out, "grpokit: model %s (%d parameters, %s), %d training / %d eval examples, rewards %s\n",
 		cmp.Or(c.Model.Path, "tiny (from scratch)"), s.loaded.model.NumParams(), trainingForm(c.Model, s.loaded.model),
@@ -442,4 +448,28 @@ func setTools(tr *grpo.Trainer, c *runConfig, s *setup, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "tools: %s; every completion is a trajectory (max_tool_calling_iterations %d, 0 = no bound)\n", strings.Join(c.Tools, ", "), c.MaxToolCallingIterations)
 	return nil
+}
+
+// plainPromptsWarning says, once, that chat_template_kwargs does not reach
+// plain prompts (as in TRL, which sends its "standard" format's prompts
+// untemplated), unless template_plain_prompts renders them; "" when no
+// plain prompt meets chat_template_kwargs.
+func plainPromptsWarning(c *runConfig, sets ...dataset.SliceDataset) string {
+	if len(c.ChatTemplateKwargs) == 0 || c.TemplatePlainPrompts {
+		return ""
+	}
+	plain := 0
+	for _, ds := range sets {
+		for _, ex := range ds {
+			if len(ex.Messages) == 0 && len(ex.PromptIDs) == 0 {
+				plain++
+			}
+		}
+	}
+	if plain == 0 {
+		return ""
+	}
+	return fmt.Sprintf("grpokit: warning: chat_template_kwargs has no effect on the %d plain-text prompts: as in TRL, "+
+		"a {\"prompt\": \"...\"} row goes to the model without the chat template (give {\"prompt\": [{\"role\": \"user\", "+
+		"\"content\": ...}]} rows, or set template_plain_prompts: true to render plain prompts as one user message)", plain)
 }

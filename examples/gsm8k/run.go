@@ -38,7 +38,7 @@ type config struct {
 // defaults are the settings of `go run ./examples/gsm8k`.
 func defaults() config {
 	return config{Config: exkit.Config{
-		Train: "full", LoRARank: 8, Steps: 60, Generations: 8, Prompts: 2,
+		Train: "full", LoRARank: 8, Steps: 60, Generations: 8, Prompts: 2, GradientCheckpointing: true,
 		LR: 2e-4, Temperature: 1, SFTSteps: 80, Eval: 20,
 		Out: filepath.Join("runs", "gsm8k"), Seed: 1,
 	}, MaxCompletion: 80}

@@ -54,7 +54,7 @@ type config struct {
 // defaults are the settings of `go run ./examples/poker`.
 func defaults() config {
 	return config{Config: exkit.Config{
-		Train: "full", LoRARank: 8, Steps: 8000, Generations: 8, Prompts: 16,
+		Train: "full", LoRARank: 8, Steps: 8000, Generations: 8, Prompts: 16, GradientCheckpointing: true,
 		LR: 1e-3, Temperature: 1, SFTSteps: -1, Eval: 540, // 60 hands per class: a greedy pass takes well under a second
 		Out: filepath.Join("runs", "poker"), Seed: 1, TimeLimit: exkit.Duration(22 * time.Minute),
 	}, Hidden: 64, Layers: 2, Entropy: 0.1, Schedule: "cosine", Scale: "group", Order: "grouped",

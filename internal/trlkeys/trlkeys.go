@@ -65,8 +65,8 @@ var grpo = map[string]rule{
 	"model_init_kwargs":                       only("null", "model loading options: grpokit's model section (dtype, load_in_4bit, load_in_8bit) or model.Options set them"),
 	"trust_remote_code":                       inert("false", "grpokit runs no code from a checkpoint: its own decoders (llama, qwen2, qwen3, gemma3) load the weights"),
 	"router_aux_loss_coef":                    inert("0.001", "mixture-of-experts models do not load here"),
-	"disable_dropout":                         inert("false", "grpokit's decoders apply no dropout"),
-	"cast_lm_head_to_fp32":                    inert("false", "the logits and log-softmax are float32 here whatever the model's dtype"),
+	"disable_dropout":                         inert("false", "grpokit's decoders apply no dropout; LoRA's is lora_dropout (TRL's disable_dropout also zeroes it: set model.lora_dropout: 0)"),
+	"cast_lm_head_to_fp32":                    only("false", "under bfloat16 compute the LM head's product is bfloat16, its logits and log-softmax then float32, as transformers without this flag; for a float32 head compute in float32 (bf16: false)"),
 	"remove_unused_columns":                   inert("false", "every column besides the prompt and the answer reaches the rewards as Example.Meta"),
 	"ds3_gather_for_generation":               inert("true", "a DeepSpeed ZeRO-3 setting; "+whyOneProcess),
 	"pad_to_multiple_of":                      inert("null", "batches are padded to a few fixed lengths per octave"),
@@ -92,9 +92,11 @@ var training = map[string]rule{
 	"optim_args":             only("null", whyOptim),
 	"optim_target_modules":   only("null", whyOptim),
 	"label_smoothing_factor": only("0", "the GRPO loss has no label smoothing"),
-	// GRPOConfig's default is true; "false" here so that bf16: true, which
-	// a user may expect to switch bf16 on, gets the note.
-	"bf16":                          inert("false", "the model section's dtype sets the compute dtype here (float32 unless dtype: bfloat16); trainable weights are float32 masters, as under bf16 mixed precision"),
+	// GRPOConfig's default is true; "false" here, the library's float32
+	// default, so that bf16: true, which a user may expect to switch bf16
+	// on in grpo.DecodeConfig, gets the note (TestTRLDefaultsParity lists
+	// the exception).
+	"bf16":                          inert("false", "the model's compute dtype is model.Options.Compute (grpokit train reads bf16 and model.dtype: bfloat16 by default on XLA, float32 on the pure-Go backend); trainable weights are float32 masters, as under bf16 mixed precision"),
 	"fp16":                          only("false", "float16 is not supported: use the model section's dtype: bfloat16"),
 	"bf16_full_eval":                inert("false", "evaluation computes in the model's dtype"),
 	"fp16_full_eval":                only("false", "float16 is not supported: use the model section's dtype: bfloat16"),
@@ -283,4 +285,20 @@ func show(v any) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// Default returns the default this package holds for a TRL key that
+// grpokit's config has no field for (path as for Check), as JSON, and
+// whether the key has one: a key that belongs elsewhere has none.
+func Default(path string) (string, bool) {
+	var r rule
+	var ok bool
+	if key, inModel := strings.CutPrefix(path, "model."); inModel {
+		r, ok = model[key]
+	} else if r, ok = grpo[path]; !ok {
+		if r, ok = training[path]; !ok {
+			r, ok = topLevel[path]
+		}
+	}
+	return r.def, ok && r.def != ""
 }

@@ -92,7 +92,7 @@ func TestCheck(t *testing.T) {
 		{"vllm_server_port", "8000", true, "", ""},
 		{"vllm_server_port", "8001", true, "vllm_server_port: 8001 has no effect: used only with use_vllm", ""},
 		{"ddp_timeout", "1800.0", true, "", ""}, // numbers compare as numbers
-		{"bf16", "true", true, "bf16: true has no effect: the model section's dtype sets the compute dtype", ""},
+		{"bf16", "true", true, "bf16: true has no effect: the model's compute dtype is model.Options.Compute", ""},
 		{"bf16", "false", true, "", ""},
 		{"fp16", "true", true, "", "float16 is not supported"},
 		{"lr_scheduler_kwargs", `{"num_cycles": 2}`, true, "", "take no extra arguments"},
@@ -102,6 +102,9 @@ func TestCheck(t *testing.T) {
 		{"model.use_dora", "true", true, "", "DoRA is not implemented"},
 		{"model.lora_task_type", `"SEQ_CLS"`, true, "", "causal language models"},
 		{"model.attn_implementation", `"flash_attention_2"`, true, "has no effect", ""},
+		{"cast_lm_head_to_fp32", "false", true, "", ""},
+		{"cast_lm_head_to_fp32", "true", true, "", "for a float32 head compute in float32 (bf16: false)"},
+		{"disable_dropout", "true", true, "set model.lora_dropout: 0", ""},
 		{"lerning_rate", "1", false, "", ""},
 		{"model.report_to", `"none"`, false, "", ""},
 		{"dataset.use_vllm", "false", false, "", ""},

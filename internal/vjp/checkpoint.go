@@ -61,6 +61,19 @@ func Checkpoint(f func(x *Node) *Node, x *Node) *Node {
 	end := g.LastNode().Id()
 	r := &region{f: f, x: x}
 	seen := map[NodeId]bool{}
+	// A parameter read only through StopGradient inside f has no gradient
+	// to give (a frozen quantization scale): it is left out, so that the
+	// backward pass builds no gradient of the ops behind the stop.
+	differentiable := map[NodeId]bool{}
+	for id := start; id <= end; id++ {
+		n := g.NodeById(id)
+		if n.StopGradient() {
+			continue
+		}
+		for _, in := range n.Inputs() {
+			differentiable[in.Id()] = true
+		}
+	}
 	for id := start; id <= end; id++ {
 		// Parameters f reads: made before (inputs from outside) or by f's
 		// first read of a variable (then inside the region).
@@ -70,7 +83,7 @@ func Checkpoint(f func(x *Node) *Node, x *Node) *Node {
 				continue
 			}
 			seen[in.Id()] = true
-			if in != x && in.Type() == NodeTypeParameter && in.DType().IsFloat() {
+			if in != x && in.Type() == NodeTypeParameter && in.DType().IsFloat() && differentiable[in.Id()] {
 				r.params = append(r.params, in)
 			}
 		}

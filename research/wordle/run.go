@@ -99,7 +99,7 @@ type config struct {
 // adds 2.5 points to it on held-out answers (both seeds).
 func defaults() config {
 	return config{Config: exkit.Config{
-		Train: "full", LoRARank: 8, Steps: 200, Generations: 8, Prompts: 8,
+		Train: "full", LoRARank: 8, Steps: 200, Generations: 8, Prompts: 8, GradientCheckpointing: true,
 		LR: 3e-4, Beta: 0.05, Temperature: 1, SFTSteps: 12000, Eval: 200,
 		Out: filepath.Join("runs", "wordle"), Seed: 1,
 	}, Board: "grid", MaxCompletion: 24, SFTMoves: 100000, SFTLR: 3e-3, Scale: "batch", Hidden: 64, Layers: 2,
