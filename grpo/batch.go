@@ -3,9 +3,9 @@ package grpo
 import (
 	"encoding/json"
 	"math"
-	"math/bits"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/grpokit/grpokit/internal/pad"
 	"github.com/grpokit/grpokit/loss"
 )
 
@@ -91,26 +91,8 @@ const (
 	microEntScale = 5
 )
 
-// bucket rounds n up so that a few graph shapes serve every step: to a
-// power of two up to 32, then to four sizes an octave (… 32, 40, 48, 56,
-// 64, 80, 96, 112, 128, 160, …), so that padding adds at most a quarter
-// (a power of two alone padded a 160-token prompt to 256: the training
-// step's activations 43% larger and its attention scores twice as large);
-// the result is at most limit when limit > 0 and n ≤ limit.
-func bucket(n, limit int) int {
-	if n < 1 {
-		n = 1
-	}
-	b := 1 << bits.Len(uint(n-1))
-	if b > 32 {
-		step := b / 8
-		b = (n + step - 1) / step * step
-	}
-	if limit > 0 && n <= limit && b > limit {
-		b = limit
-	}
-	return b
-}
+// bucket rounds a length up to its graph shape (pad.Bucket).
+func bucket(n, limit int) int { return pad.Bucket(n, limit) }
 
 // packRows lays rows out as a micro-batch of batchRows rows (the rest is
 // padding with zero masks): prompts left-padded to a bucketed P, completions

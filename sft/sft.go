@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/bits"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph builder
@@ -12,6 +11,7 @@ import (
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/internal/pad"
 )
 
 // Pair is one supervised example: a prompt and the completion tokens to
@@ -197,19 +197,5 @@ func pack(batch []Pair, maxPrompt, maxCompletion int) ([]any, error) {
 	}, nil
 }
 
-// bucket rounds n up as the GRPO trainer does: to a power of two up to 32,
-// then to four sizes an octave; at most limit when limit > 0 and n ≤ limit.
-func bucket(n, limit int) int {
-	if n < 1 {
-		n = 1
-	}
-	b := 1 << bits.Len(uint(n-1))
-	if b > 32 {
-		step := b / 8
-		b = (n + step - 1) / step * step
-	}
-	if limit > 0 && n <= limit && b > limit {
-		b = limit
-	}
-	return b
-}
+// bucket rounds a length up to its graph shape (pad.Bucket).
+func bucket(n, limit int) int { return pad.Bucket(n, limit) }
