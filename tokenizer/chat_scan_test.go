@@ -24,7 +24,7 @@ func TestTopLevelScanners(t *testing.T) {
 		}
 	}
 	brackets := []struct {
-		in      string
+		in       string
 		at, want int
 	}{
 		{`(a)`, 0, 2},
