@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/grpokit/grpokit/internal/backend"
 	"github.com/x448/float16"
 )
 
@@ -91,7 +92,7 @@ func WriteSafetensorsFunc(path string, specs []WeightSpec, dtype string, data fu
 				case "F32":
 					chunk = binary.LittleEndian.AppendUint32(chunk, math.Float32bits(v))
 				case "BF16":
-					chunk = binary.LittleEndian.AppendUint16(chunk, bf16Bits(v))
+					chunk = binary.LittleEndian.AppendUint16(chunk, backend.RoundBF16(v).Bits())
 				case "F16":
 					chunk = binary.LittleEndian.AppendUint16(chunk, float16.Fromfloat32(v).Bits())
 				}
@@ -124,16 +125,6 @@ func numel(shape []int) int {
 		n *= d
 	}
 	return n
-}
-
-// bf16Bits rounds v to bfloat16 (nearest, ties to even; NaN stays NaN).
-func bf16Bits(v float32) uint16 {
-	u := math.Float32bits(v)
-	if v != v {
-		return uint16(u>>16) | 0x40
-	}
-	u += 0x7fff + (u>>16)&1
-	return uint16(u >> 16)
 }
 
 // WeightsDType returns the dtype ("F32", "BF16" or "F16") in which the
