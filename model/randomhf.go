@@ -126,23 +126,8 @@ func WriteRandomHF(dir string, cfg Config, seed uint64, dtype string) (err error
 // writeFileAtomic writes path through a temporary file in the same
 // directory, renamed into place only when write succeeded.
 func writeFileAtomic(path string, write func(f *os.File) error) error {
-	f, err := atomicfile.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err != nil {
-		return fmt.Errorf("model: %w", err)
-	}
-	tmp := f.Name()
-	if err := write(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
+	if err := atomicfile.Write(path, write); err != nil {
 		return fmt.Errorf("model: write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("model: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("model: %w", err)
 	}
 	return nil
 }
