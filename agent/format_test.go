@@ -1,10 +1,8 @@
 package agent
 
 import (
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,38 +99,22 @@ func family(t *testing.T, name, tpl string, eos []int) *tokenizer.Pretrained {
 	}
 	dir := t.TempDir()
 	{
-		shared := sharedtest.Dir(t, "tokenizers")
-		in, err := os.Open(filepath.Join(shared, name+".tokenizer.json.gz"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer in.Close()
-		zr, err := gzip.NewReader(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := os.Create(filepath.Join(dir, "tokenizer.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.Copy(out, zr); err != nil {
-			t.Fatal(err)
-		}
-		out.Close()
-		cfgBytes, err := os.ReadFile(filepath.Join(shared, name+".tokenizer_config.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		sharedtest.WriteTokenizer(t, dir, name)
 		if tpl != "" {
+			path := filepath.Join(dir, "tokenizer_config.json")
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var cfg map[string]any
-			if err := json.Unmarshal(cfgBytes, &cfg); err != nil {
+			if err := json.Unmarshal(b, &cfg); err != nil {
 				t.Fatal(err)
 			}
 			cfg["chat_template"] = tpl
-			cfgBytes, _ = json.Marshal(cfg)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), cfgBytes, 0o644); err != nil {
-			t.Fatal(err)
+			b, _ = json.Marshal(cfg)
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if eos != nil {
 			g, _ := json.Marshal(map[string]any{"eos_token_id": eos})

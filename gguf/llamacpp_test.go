@@ -2,7 +2,6 @@ package gguf
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -618,7 +617,7 @@ func TestLlamaCppTokenizers(t *testing.T) {
 	var jobs []lcJob
 	var want [][][]int
 	for _, c := range cases {
-		dir := tokenizerModel(t, tmp, toks, c.name, c.modelType, tinyShape)
+		dir := tokenizerModel(t, tmp, c.name, c.modelType, tinyShape)
 		out := filepath.Join(tmp, c.name+".gguf")
 		if _, err := Export(context.Background(), Source{ModelDir: dir}, out, ExportOptions{DType: "F16"}); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -676,41 +675,19 @@ func tinyShape(modelType string, vocab int) model.Config {
 // tokenizerModel writes a random model of shape(modelType, vocabulary size)
 // with the tokenizer files of ../shared/tokenizers/NAME.*, and returns its
 // folder.
-func tokenizerModel(t *testing.T, tmp, toks, name, modelType string, shape func(string, int) model.Config) string {
+func tokenizerModel(t *testing.T, tmp, name, modelType string, shape func(string, int) model.Config) string {
 	t.Helper()
-	return tokenizerModelDType(t, tmp, toks, name, modelType, shape, "f32")
+	return tokenizerModelDType(t, tmp, name, modelType, shape, "f32")
 }
 
 // tokenizerModelDType is tokenizerModel with weights of dtype (f32 or bf16).
-func tokenizerModelDType(t *testing.T, tmp, toks, name, modelType string, shape func(string, int) model.Config, dtype string) string {
+func tokenizerModelDType(t *testing.T, tmp, name, modelType string, shape func(string, int) model.Config, dtype string) string {
 	t.Helper()
 	dir := filepath.Join(tmp, name+"-model")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(toks, name+".tokenizer.json.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tc, err := os.ReadFile(filepath.Join(toks, name+".tokenizer_config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), tc, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sharedtest.WriteTokenizer(t, dir, name)
 	tok, err := tokenizer.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -760,7 +737,7 @@ func TestLlamaCppRealShaped(t *testing.T) {
 		c.VocabSize = vocab
 		return c
 	}
-	dir := tokenizerModelDType(t, tmp, toks, "llama31", "llama", shape, "bf16")
+	dir := tokenizerModelDType(t, tmp, "llama31", "llama", shape, "bf16")
 	out := filepath.Join(tmp, "real.gguf")
 	if _, err := Export(context.Background(), Source{ModelDir: dir}, out, ExportOptions{DType: "F16"}); err != nil {
 		t.Fatal(err)

@@ -1,15 +1,14 @@
 package gguf
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/grpokit/grpokit/internal/jsonfile"
 )
 
 // GenerationDefaults are the sampling settings of a model's
@@ -28,17 +27,13 @@ type GenerationDefaults struct {
 // ReadGenerationDefaults reads dir/generation_config.json; a folder
 // without one has no defaults (a nil result and no error).
 func ReadGenerationDefaults(dir string) (*GenerationDefaults, error) {
-	path := filepath.Join(dir, "generation_config.json")
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	var g GenerationDefaults
+	found, err := jsonfile.ReadOptional(filepath.Join(dir, "generation_config.json"), &g)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
-	var g GenerationDefaults
-	if err := json.Unmarshal(b, &g); err != nil {
-		return nil, fmt.Errorf("gguf: %s: %w", path, err)
+	if !found {
+		return nil, nil
 	}
 	return &g, nil
 }

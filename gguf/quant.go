@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
+	"github.com/grpokit/grpokit/internal/backend"
 	"github.com/x448/float16"
 )
 
@@ -22,7 +23,7 @@ func encode(dst []byte, t tensorType, x []float32) []byte {
 		}
 	case tBF16:
 		for _, v := range x {
-			dst = binary.LittleEndian.AppendUint16(dst, bf16(v))
+			dst = binary.LittleEndian.AppendUint16(dst, backend.RoundBF16(v).Bits())
 		}
 	case tQ8_0:
 		for i := 0; i < len(x); i += 32 {
@@ -34,16 +35,6 @@ func encode(dst []byte, t tensorType, x []float32) []byte {
 		}
 	}
 	return dst
-}
-
-// bf16 rounds v to bfloat16, to nearest even (as torch's .to(bfloat16)).
-func bf16(v float32) uint16 {
-	b := math.Float32bits(v)
-	if v != v {
-		return uint16(b>>16) | 0x40
-	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
 }
 
 // q8Block is ggml's block_q8_0: an F16 scale d = max|x|/127 and 32 int8

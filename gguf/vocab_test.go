@@ -1,12 +1,8 @@
 package gguf
 
 import (
-	"compress/gzip"
 	"encoding/json"
 	"errors"
-	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/grpokit/grpokit/internal/sharedtest"
@@ -16,23 +12,9 @@ import (
 // get llama.cpp's names for them; one llama.cpp has no name for is an
 // error, not a file that tokenizes differently.
 func TestPreTokenizerName(t *testing.T) {
-	toks := sharedtest.Dir(t, "tokenizers")
 	real := func(name string) json.RawMessage {
-		f, err := os.Open(filepath.Join(toks, name+".tokenizer.json.gz"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(zr)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var tj tokenizerJSON
-		if err := json.Unmarshal(b, &tj); err != nil {
+		if err := json.Unmarshal(sharedtest.TokenizerJSON(t, name), &tj); err != nil {
 			t.Fatal(err)
 		}
 		return tj.PreTokenizer

@@ -1,8 +1,6 @@
 package grpo
 
 import (
-	"fmt"
-
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // graph builders read like math, as GoMLX's layers.
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
@@ -36,34 +34,10 @@ const (
 	numStats
 )
 
-// gradientOptimizer is the part of GoMLX's Adam the trainer uses: an update
-// from gradients it computed (and clipped) itself.
-type gradientOptimizer interface {
-	UpdateGraphWithGradients(ctx *mlctx.Context, grads []*Node, lossDType dtypes.DType)
-}
-
 // grpoOptimizerScope holds the GRPO trainer's optimizer state (moments and
 // step count): GoMLX's default, apart from package sft's, so that a warm
 // start leaves GRPO's AdamW starting fresh, as TRL's separate trainers do.
 const grpoOptimizerScope = optimizers.AdamDefaultScope
-
-// newOptimizer returns AdamW configured from c, keeping its state under
-// scope. The learning rate it starts with is replaced every step by the
-// schedule (see Trainer.setLearningRate).
-func newOptimizer(c Config, scope string) (gradientOptimizer, error) {
-	opt := optimizers.Adam().
-		Scope(scope).
-		LearningRate(c.LearningRate).
-		Betas(c.AdamBeta1, c.AdamBeta2).
-		Epsilon(c.AdamEpsilon).
-		WeightDecay(c.WeightDecay).
-		Done()
-	g, ok := opt.(gradientOptimizer)
-	if !ok {
-		return nil, fmt.Errorf("grpo: GoMLX's Adam (%T) cannot take gradients directly", opt)
-	}
-	return g, nil
-}
 
 // logProbsGraph returns the graph function of the old/reference log-probs:
 // inputs tokens, mask, loss mask → logp [B, C].

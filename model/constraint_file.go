@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/grpokit/grpokit/internal/jsonfile"
 )
 
 // ConstraintFile is the file in a saved model folder that records the
@@ -81,16 +82,13 @@ func SaveConstraint(dir string, c Constraint) error {
 // error wrapping ErrConstraintNotSaved for a custom constraint.
 func LoadConstraint(dir string) (Constraint, error) {
 	path := filepath.Join(dir, ConstraintFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	var cj constraintJSON
+	found, err := jsonfile.ReadOptional(path, &cj)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	var cj constraintJSON
-	if err := json.Unmarshal(b, &cj); err != nil {
-		return nil, fmt.Errorf("model: %s: %w", path, err)
+	if !found {
+		return nil, nil
 	}
 	switch cj.Type {
 	case "trie":

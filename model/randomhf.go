@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/grpokit/grpokit/internal/atomicfile"
+	"github.com/grpokit/grpokit/internal/backend"
 )
 
 // WriteRandomHF writes a Hugging Face model folder for cfg with random
@@ -107,7 +108,7 @@ func WriteRandomHF(dir string, cfg Config, seed uint64, dtype string) (err error
 				for range k {
 					v := fill()
 					if width == 2 {
-						buf = binary.LittleEndian.AppendUint16(buf, bf16(v))
+						buf = binary.LittleEndian.AppendUint16(buf, backend.RoundBF16(v).Bits())
 					} else {
 						buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
 					}
@@ -122,37 +123,11 @@ func WriteRandomHF(dir string, cfg Config, seed uint64, dtype string) (err error
 	})
 }
 
-// bf16 rounds v to bfloat16 bits (round to nearest even, as torch's
-// .to(torch.bfloat16)).
-func bf16(v float32) uint16 {
-	b := math.Float32bits(v)
-	if v != v { // NaN
-		return uint16(b>>16) | 0x40
-	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
-}
-
 // writeFileAtomic writes path through a temporary file in the same
 // directory, renamed into place only when write succeeded.
 func writeFileAtomic(path string, write func(f *os.File) error) error {
-	f, err := atomicfile.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err != nil {
-		return fmt.Errorf("model: %w", err)
-	}
-	tmp := f.Name()
-	if err := write(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
+	if err := atomicfile.Write(path, write); err != nil {
 		return fmt.Errorf("model: write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("model: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("model: %w", err)
 	}
 	return nil
 }

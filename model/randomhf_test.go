@@ -75,17 +75,3 @@ func TestWriteRandomHF(t *testing.T) {
 		t.Error("bad dtype and config accepted")
 	}
 }
-
-func TestBF16Rounding(t *testing.T) {
-	for _, tc := range []struct {
-		in   float32
-		want uint16
-	}{
-		{1, 0x3f80}, {-2, 0xc000}, {math.Float32frombits(0x3f808000), 0x3f80}, // tie to even
-		{math.Float32frombits(0x3f818000), 0x3f82}, {math.Float32frombits(0x3f808001), 0x3f81},
-	} {
-		if got := bf16(tc.in); got != tc.want {
-			t.Errorf("bf16(%v) = %#x, want %#x", tc.in, got, tc.want)
-		}
-	}
-}

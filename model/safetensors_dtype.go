@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/grpokit/grpokit/internal/atomicfile"
+	"github.com/grpokit/grpokit/internal/backend"
 	"github.com/x448/float16"
 )
 
@@ -60,59 +62,42 @@ func WriteSafetensorsFunc(path string, specs []WeightSpec, dtype string, data fu
 	if pad := len(js) % 8; pad != 0 {
 		js = append(js, []byte(strings.Repeat(" ", 8-pad))...)
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("model: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	w := bufio.NewWriterSize(f, 1<<20)
-	binary.Write(w, binary.LittleEndian, uint64(len(js)))
-	w.Write(js)
-	chunk := make([]byte, 0, size<<16) // encoded 64 Ki values at a time
-	for _, t := range sorted {
-		vals, err := data(t.Name)
-		if err != nil {
-			return fmt.Errorf("model: write %s: tensor %q: %w", path, t.Name, err)
-		}
-		if len(vals) != numel(t.Shape) {
-			return fmt.Errorf("model: write %s: tensor %q has %d values for shape %v", path, t.Name, len(vals), t.Shape)
-		}
-		for len(vals) > 0 {
-			n := min(len(vals), 1<<16)
-			chunk = chunk[:0]
-			for _, v := range vals[:n] {
-				switch dtype {
-				case "F32":
-					chunk = binary.LittleEndian.AppendUint32(chunk, math.Float32bits(v))
-				case "BF16":
-					chunk = binary.LittleEndian.AppendUint16(chunk, bf16Bits(v))
-				case "F16":
-					chunk = binary.LittleEndian.AppendUint16(chunk, float16.Fromfloat32(v).Bits())
+	err = atomicfile.Write(path, func(f *os.File) error {
+		w := bufio.NewWriterSize(f, 1<<20)
+		binary.Write(w, binary.LittleEndian, uint64(len(js)))
+		w.Write(js)
+		chunk := make([]byte, 0, size<<16) // encoded 64 Ki values at a time
+		for _, t := range sorted {
+			vals, err := data(t.Name)
+			if err != nil {
+				return fmt.Errorf("tensor %q: %w", t.Name, err)
+			}
+			if len(vals) != numel(t.Shape) {
+				return fmt.Errorf("tensor %q has %d values for shape %v", t.Name, len(vals), t.Shape)
+			}
+			for len(vals) > 0 {
+				n := min(len(vals), 1<<16)
+				chunk = chunk[:0]
+				for _, v := range vals[:n] {
+					switch dtype {
+					case "F32":
+						chunk = binary.LittleEndian.AppendUint32(chunk, math.Float32bits(v))
+					case "BF16":
+						chunk = binary.LittleEndian.AppendUint16(chunk, backend.RoundBF16(v).Bits())
+					case "F16":
+						chunk = binary.LittleEndian.AppendUint16(chunk, float16.Fromfloat32(v).Bits())
+					}
 				}
+				if _, err := w.Write(chunk); err != nil {
+					return err
+				}
+				vals = vals[n:]
 			}
-			if _, err := w.Write(chunk); err != nil {
-				return fmt.Errorf("model: %w", err)
-			}
-			vals = vals[n:]
 		}
-	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("model: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("model: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("model: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("model: %w", err)
+		return w.Flush()
+	})
+	if err != nil {
+		return fmt.Errorf("model: write %s: %w", path, err)
 	}
 	return nil
 }
@@ -124,16 +109,6 @@ func numel(shape []int) int {
 		n *= d
 	}
 	return n
-}
-
-// bf16Bits rounds v to bfloat16 (nearest, ties to even; NaN stays NaN).
-func bf16Bits(v float32) uint16 {
-	u := math.Float32bits(v)
-	if v != v {
-		return uint16(u>>16) | 0x40
-	}
-	u += 0x7fff + (u>>16)&1
-	return uint16(u >> 16)
 }
 
 // WeightsDType returns the dtype ("F32", "BF16" or "F16") in which the

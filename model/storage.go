@@ -3,7 +3,6 @@ package model
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -137,13 +136,7 @@ func toBF16(data []float32) []bfloat16.BFloat16 {
 func roundBF16(src []float32, dst []bfloat16.BFloat16) {
 	dst = dst[:len(src)]
 	for i, v := range src {
-		b := math.Float32bits(v)
-		if v != v {
-			dst[i] = bfloat16.BFloat16(b>>16 | 0x40)
-			continue
-		}
-		b += 0x7fff + (b>>16)&1
-		dst[i] = bfloat16.BFloat16(b >> 16)
+		dst[i] = backend.RoundBF16(v)
 	}
 }
 

@@ -1,11 +1,9 @@
 package plot
 
 import (
-	"errors"
 	"fmt"
 	"image/color"
 	"os"
-	"path/filepath"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -84,16 +82,10 @@ func Lines(path, title, xLabel, yLabel string, lines ...Line) error {
 	p.Draw(draw.Crop(dc, 0, -legendW, 0, 0))
 	top := p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
 	legend.Draw(draw.Crop(dc, Width+2*vg.Millimeter, 0, 0, -top))
-	tmp, err := atomicfile.CreateTemp(filepath.Dir(path), ".plot-")
-	if err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	_, err = vgimg.PngCanvas{Canvas: img}.WriteTo(tmp)
-	if err = errors.Join(err, tmp.Close()); err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.Write(path, func(f *os.File) error {
+		_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(f)
+		return err
+	}); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
 	return nil

@@ -242,9 +242,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, samples []Sample) (*Result, er
 			}
 			vs, fs := callBatch(ctx, bs, samples, timeout*time.Duration(ns), &strays.n[r])
 			for i := range vs {
-				if w := nd.Weight * vs[i]; fs[i] == OK && !IsNotApplicable(vs[i]) && !(math.Abs(w) <= MaxScore) {
-					vs[i], fs[i] = 0, NonFinite
-				}
+				vs[i], fs[i] = weighted(nd.Weight, vs[i], fs[i])
 			}
 			res.Scores[r], res.Failures[r] = vs, fs
 		}()
@@ -260,10 +258,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, samples []Sample) (*Result, er
 					continue
 				}
 				v, f := call(ctx, e.Rewards[j.r].Scorer, samples[j.i], timeout, &strays.n[j.r])
-				if w := e.Rewards[j.r].Weight * v; f == OK && !IsNotApplicable(v) && !(math.Abs(w) <= MaxScore) {
-					v, f = 0, NonFinite // the weighted score would overflow the total
-				}
-				res.Scores[j.r][j.i], res.Failures[j.r][j.i] = v, f
+				res.Scores[j.r][j.i], res.Failures[j.r][j.i] = weighted(e.Rewards[j.r].Weight, v, f)
 			}
 		}()
 	}
@@ -317,6 +312,15 @@ feed:
 	return res, nil
 }
 
+// weighted returns score v and its Failure f, or 0 and NonFinite when
+// the score is usable but weight·v would overflow the total.
+func weighted(weight, v float64, f Failure) (float64, Failure) {
+	if f == OK && !IsNotApplicable(v) && !(math.Abs(weight*v) <= MaxScore) {
+		return 0, NonFinite
+	}
+	return v, f
+}
+
 // Call runs s.Score(sample) in its own goroutine and returns its score, or
 // 0 and the kind of failure when it panics, returns NaN/±Inf or a score
 // beyond ±MaxScore, or does not return within timeout (or before ctx
@@ -330,63 +334,23 @@ func Call(ctx context.Context, s Scorer, sample Sample, timeout time.Duration) (
 // call is Call that, when stray is not nil, counts in it a call that
 // outlives its timeout until that call returns.
 func call(ctx context.Context, s Scorer, sample Sample, timeout time.Duration, stray *atomic.Int64) (float64, Failure) {
-	// state: 0 running, 1 returned in time, 2 abandoned (counted in stray).
-	var state atomic.Int32
-	type outcome struct {
-		v        float64
-		panicked bool
-	}
-	done := make(chan outcome, 1) // buffered: an abandoned call never blocks
-	callCtx, cancel := context.WithCancel(ctx)
-	defer cancel() // stops a ContextScorer that overran
-	go func() {
-		defer func() {
-			if !state.CompareAndSwap(0, 1) && stray != nil {
-				stray.Add(-1) // an abandoned call returns at last
-			}
-		}()
-		defer func() {
-			if recover() != nil {
-				done <- outcome{panicked: true}
-			}
-		}()
-		var v float64
+	v, panicked, timedOut := guarded(ctx, timeout, stray, func(callCtx context.Context) float64 {
 		if cs, ok := s.(ContextScorer); ok {
-			v = cs.ScoreContext(callCtx, sample)
-		} else {
-			v = s.Score(sample)
+			return cs.ScoreContext(callCtx, sample)
 		}
-		done <- outcome{v: v}
-	}()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	abandon := func() {
-		if stray == nil {
-			return
-		}
-		stray.Add(1)
-		if !state.CompareAndSwap(0, 2) {
-			stray.Add(-1) // it returned meanwhile
-		}
-	}
-	select {
-	case o := <-done:
-		switch {
-		case o.panicked:
-			return 0, Panicked
-		case IsNotApplicable(o.v):
-			return o.v, OK
-		case !(math.Abs(o.v) <= MaxScore): // NaN, ±Inf, or overflowing when summed
-			return 0, NonFinite
-		}
-		return o.v, OK
-	case <-timer.C:
-		abandon()
+		return s.Score(sample)
+	})
+	switch {
+	case timedOut:
 		return 0, TimedOut
-	case <-ctx.Done():
-		abandon()
-		return 0, TimedOut
+	case panicked:
+		return 0, Panicked
+	case IsNotApplicable(v):
+		return v, OK
+	case !(math.Abs(v) <= MaxScore): // NaN, ±Inf, or overflowing when summed
+		return 0, NonFinite
 	}
+	return v, OK
 }
 
 // CallBatch runs s.ScoreBatch(ctx, samples) in its own goroutine and
@@ -403,15 +367,55 @@ func CallBatch(ctx context.Context, s BatchScorer, samples []Sample, timeout tim
 // callBatch is CallBatch that, when stray is not nil, counts in it a call
 // that outlives its timeout until that call returns.
 func callBatch(ctx context.Context, s BatchScorer, samples []Sample, timeout time.Duration, stray *atomic.Int64) ([]float64, []Failure) {
-	var state atomic.Int32 // 0 running, 1 returned in time, 2 abandoned (counted in stray)
 	type outcome struct {
-		vs       []float64
-		err      error
+		vs  []float64
+		err error
+	}
+	o, panicked, timedOut := guarded(ctx, timeout, stray, func(callCtx context.Context) outcome {
+		vs, err := s.ScoreBatch(callCtx, samples)
+		return outcome{vs, err}
+	})
+	vs, fs := make([]float64, len(samples)), make([]Failure, len(samples))
+	all := func(f Failure) ([]float64, []Failure) {
+		for i := range fs {
+			fs[i] = f
+		}
+		return vs, fs
+	}
+	switch {
+	case timedOut:
+		return all(TimedOut)
+	case panicked:
+		return all(Panicked)
+	case o.err != nil || len(o.vs) != len(samples):
+		return all(Errored)
+	}
+	for i, v := range o.vs {
+		if math.Abs(v) <= MaxScore || IsNotApplicable(v) {
+			vs[i] = v
+		} else {
+			fs[i] = NonFinite
+		}
+	}
+	return vs, fs
+}
+
+// guarded runs f in its own goroutine with a context that is cancelled as
+// guarded returns, and returns f's result, or panicked when f panicked, or
+// timedOut when f did not return within timeout or before ctx ended. A
+// call that times out keeps running in the background (guarded does not
+// wait for it); when stray is not nil it is counted there until it
+// returns.
+func guarded[T any](ctx context.Context, timeout time.Duration, stray *atomic.Int64, f func(context.Context) T) (v T, panicked, timedOut bool) {
+	// state: 0 running, 1 returned in time, 2 abandoned (counted in stray).
+	var state atomic.Int32
+	type outcome struct {
+		v        T
 		panicked bool
 	}
-	done := make(chan outcome, 1)
+	done := make(chan outcome, 1) // buffered: an abandoned call never blocks
 	callCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	defer cancel() // stops a call that overran, if it watches its context
 	go func() {
 		defer func() {
 			if !state.CompareAndSwap(0, 1) && stray != nil {
@@ -423,50 +427,23 @@ func callBatch(ctx context.Context, s BatchScorer, samples []Sample, timeout tim
 				done <- outcome{panicked: true}
 			}
 		}()
-		vs, err := s.ScoreBatch(callCtx, samples)
-		done <- outcome{vs: vs, err: err}
+		done <- outcome{v: f(callCtx)}
 	}()
-	vs, fs := make([]float64, len(samples)), make([]Failure, len(samples))
-	all := func(f Failure) ([]float64, []Failure) {
-		for i := range fs {
-			fs[i] = f
-		}
-		return vs, fs
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case o := <-done:
+		return o.v, o.panicked, false
+	case <-timer.C:
+	case <-ctx.Done():
 	}
-	abandon := func() {
-		if stray == nil {
-			return
-		}
+	if stray != nil {
 		stray.Add(1)
 		if !state.CompareAndSwap(0, 2) {
 			stray.Add(-1) // it returned meanwhile
 		}
 	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	select {
-	case o := <-done:
-		switch {
-		case o.panicked:
-			return all(Panicked)
-		case o.err != nil || len(o.vs) != len(samples):
-			return all(Errored)
-		}
-		for i, v := range o.vs {
-			if math.Abs(v) <= MaxScore || IsNotApplicable(v) {
-				vs[i] = v
-			} else {
-				fs[i] = NonFinite
-			}
-		}
-		return vs, fs
-	case <-timer.C:
-		abandon()
-		return all(TimedOut)
-	case <-ctx.Done():
-		abandon()
-		return all(TimedOut)
-	}
+	return v, false, true
 }
 
 // meanStd returns the mean and the sample standard deviation (n-1) of xs.

@@ -11,6 +11,7 @@ import (
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/internal/optim"
 	"github.com/grpokit/grpokit/internal/pad"
 )
 
@@ -27,7 +28,7 @@ type Pair struct {
 type Trainer struct {
 	cfg    Config
 	policy grpo.Policy
-	opt    gradientOptimizer
+	opt    optim.GradientOptimizer
 	exec   *mlctx.Exec
 	step   int
 	before map[*mlctx.Variable]bool // the context's variables before the trainer
@@ -127,27 +128,17 @@ func (s *Trainer) StepCount() int { return s.step }
 // separate trainers do.
 const optimizerScope = "SFTAdamOptimizer"
 
-// gradientOptimizer is the part of GoMLX's Adam the trainer uses: an update
-// from gradients it computed (and clipped) itself.
-type gradientOptimizer interface {
-	UpdateGraphWithGradients(ctx *mlctx.Context, grads []*Node, lossDType dtypes.DType)
-}
-
 // newOptimizer returns AdamW configured from c. The learning rate it starts
 // with is replaced every step by the schedule.
-func newOptimizer(c Config) (gradientOptimizer, error) {
-	opt := optimizers.Adam().
-		Scope(optimizerScope).
-		LearningRate(c.LearningRate).
-		Betas(c.AdamBeta1, c.AdamBeta2).
-		Epsilon(c.AdamEpsilon).
-		WeightDecay(c.WeightDecay).
-		Done()
-	g, ok := opt.(gradientOptimizer)
-	if !ok {
-		return nil, fmt.Errorf("sft: GoMLX's Adam (%T) cannot take gradients directly", opt)
+func newOptimizer(c Config) (optim.GradientOptimizer, error) {
+	opt, err := optim.NewAdamW(optimizerScope, optim.AdamWConfig{
+		LearningRate: c.LearningRate, Beta1: c.AdamBeta1, Beta2: c.AdamBeta2,
+		Epsilon: c.AdamEpsilon, WeightDecay: c.WeightDecay,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sft: %w", err)
 	}
-	return g, nil
+	return opt, nil
 }
 
 // pack lays batch out as the graph's inputs: tokens and mask [B, P+C] and

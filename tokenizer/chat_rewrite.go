@@ -184,27 +184,37 @@ func rewriteTop(e string) string {
 	return " " + condFunc + "(" + strings.TrimSpace(c) + ", " + strings.TrimSpace(a) + ", " + strings.TrimSpace(bExpr) + ") "
 }
 
-// findKeyword finds word kw at bracket depth 0 outside strings.
-func findKeyword(s, kw string) int {
+// scanTop calls stop for each byte of s from start on that is outside
+// string literals, with depth the bracket nesting before that byte, and
+// returns the first index where stop reports true, or -1.
+func scanTop(s string, start int, stop func(i, depth int) bool) int {
 	depth := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '\'' || c == '"':
+	for i := start; i < len(s); {
+		if c := s[i]; c == '\'' || c == '"' {
 			i = skipString(s, i)
 			continue
-		case c == '(' || c == '[' || c == '{':
-			depth++
-		case c == ')' || c == ']' || c == '}':
-			depth--
-		case depth == 0 && strings.HasPrefix(s[i:], kw) &&
-			(i == 0 || !isIdentByte(s[i-1])) &&
-			(i+len(kw) == len(s) || !isIdentByte(s[i+len(kw)])):
+		}
+		if stop(i, depth) {
 			return i
+		}
+		switch s[i] {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
 		}
 		i++
 	}
 	return -1
+}
+
+// findKeyword finds word kw at bracket depth 0 outside strings.
+func findKeyword(s, kw string) int {
+	return scanTop(s, 0, func(i, depth int) bool {
+		return depth == 0 && strings.HasPrefix(s[i:], kw) &&
+			(i == 0 || !isIdentByte(s[i-1])) &&
+			(i+len(kw) == len(s) || !isIdentByte(s[i+len(kw)]))
+	})
 }
 
 func isIdentByte(c byte) bool {
@@ -213,44 +223,21 @@ func isIdentByte(c byte) bool {
 
 // matchBracket returns the index of the bracket closing s[i].
 func matchBracket(s string, i int) int {
-	depth := 0
-	for k := i; k < len(s); {
-		switch s[k] {
-		case '\'', '"':
-			k = skipString(s, k)
-			continue
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			depth--
-			if depth == 0 {
-				return k
-			}
-		}
-		k++
-	}
-	return -1
+	return scanTop(s, i, func(k, depth int) bool {
+		return depth == 1 && (s[k] == ')' || s[k] == ']' || s[k] == '}')
+	})
 }
 
-// splitTop splits s at sep at depth 0 outside strings.
+// splitTop splits s at sep (not a bracket) at depth 0 outside strings.
 func splitTop(s string, sep byte) []string {
 	var parts []string
-	depth, last := 0, 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '\'' || c == '"':
-			i = skipString(s, i)
-			continue
-		case c == '(' || c == '[' || c == '{':
-			depth++
-		case c == ')' || c == ']' || c == '}':
-			depth--
-		case c == sep && depth == 0:
+	last := 0
+	scanTop(s, 0, func(i, depth int) bool {
+		if s[i] == sep && depth == 0 {
 			parts = append(parts, s[last:i])
 			last = i + 1
 		}
-		i++
-	}
+		return false
+	})
 	return append(parts, s[last:])
 }

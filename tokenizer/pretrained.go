@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/grpokit/grpokit/internal/jsonfile"
 )
 
 // Pretrained is a tokenizer loaded from a Hugging Face model folder with
@@ -209,16 +211,11 @@ func (p *Pretrained) ApplyChat(messages []Message, opts ChatOptions) (string, er
 // IsEOS reports whether id is one of the EOS ids.
 func (p *Pretrained) IsEOS(id int) bool { return containsInt(p.EOS, id) }
 
+// readOptionalJSON decodes the JSON file at path into v; a missing file
+// leaves v as it is.
 func readOptionalJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	if _, err := jsonfile.ReadOptional(path, v); err != nil {
 		return fmt.Errorf("tokenizer: %w", err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("tokenizer: %s: %w", path, err)
 	}
 	return nil
 }

@@ -66,24 +66,12 @@ func (p *Pretrained) WriteFiles(dir string) error {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		if err := writeAtomic(filepath.Join(dir, name), files[name]); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, name), func(f *os.File) error {
+			_, err := f.Write(files[name])
+			return err
+		}); err != nil {
 			return fmt.Errorf("tokenizer: %w", err)
 		}
 	}
 	return nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	tmp, err := atomicfile.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if err = errors.Join(err, tmp.Sync(), tmp.Close()); err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
 }

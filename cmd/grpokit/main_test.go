@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -658,7 +657,7 @@ func TestModelOptionsAuto(t *testing.T) {
 // (small shapes, the real vocabulary) and Qwen3's real tokenizer files.
 func qwen3Folder(t *testing.T) string {
 	t.Helper()
-	shared := sharedtest.Dir(t, "tokenizers")
+	sharedtest.Dir(t, "tokenizers") // skip before writing the weights
 	dir := t.TempDir()
 	cfg := model.Config{ModelType: "qwen3", VocabSize: 151936, HiddenSize: 16, IntermediateSize: 32, NumHiddenLayers: 1,
 		NumAttentionHeads: 2, NumKeyValueHeads: 1, HeadDim: 8, MaxPositionEmbeddings: 256, RMSNormEps: 1e-6,
@@ -666,29 +665,7 @@ func qwen3Folder(t *testing.T) string {
 	if err := model.WriteRandomHF(dir, cfg, 1, "bf16"); err != nil {
 		t.Fatal(err)
 	}
-	zf, err := os.Open(filepath.Join(shared, "qwen3.tokenizer.json.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zf.Close()
-	zr, err := gzip.NewReader(zf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc, err := os.ReadFile(filepath.Join(shared, "qwen3.tokenizer_config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), tok, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), tc, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sharedtest.WriteTokenizer(t, dir, "qwen3")
 	return dir
 }
 

@@ -255,7 +255,6 @@ func (d duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Durat
 func defaultRunConfig() runConfig {
 	c := runConfig{Config: grpo.DefaultConfig()}
 	c.OutputDir = "runs/grpokit"
-	c.LoggingSteps = 1
 	// A killed run loses minutes, not the run: save every few minutes
 	// (save_minutes and save_total_limit in the file replace these).
 	c.SaveMinutes = grpo.DefaultSaveMinutes

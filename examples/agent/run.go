@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -140,7 +138,7 @@ func run(ctx context.Context, cfg config) error {
 		}
 		fmt.Fprintf(out, "held-out accuracy %.1f%%, tool-call rate %.1f%%, failed calls %.1f%%, %.2f turns per trajectory; e.g. %q\n",
 			100*r.Accuracy, 100*r.ToolRate, 100*r.Failures, r.Turns, r.Example)
-		return r, appendJSON(filepath.Join(cfg.Out, "eval.jsonl"), r)
+		return r, exkit.AppendJSONLine(filepath.Join(cfg.Out, "eval.jsonl"), r)
 	}
 
 	gc := cfg.GRPO(5)
@@ -249,16 +247,6 @@ func progress(cfg config) io.Writer {
 		return nil
 	}
 	return cfg.Output()
-}
-
-func appendJSON(path string, v any) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("agent: %w", err)
-	}
-	line, _ := json.Marshal(v)
-	_, err = f.Write(append(line, '\n'))
-	return errors.Join(err, f.Close())
 }
 
 // plot draws the reward and the tool metrics per step.

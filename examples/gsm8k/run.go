@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -196,7 +195,7 @@ func run(ctx context.Context, cfg config) error {
 		if len(comps) > 0 {
 			fmt.Fprintf(out, "sample answer to %q…:\n%s\n", truncate(held[0].Question, 60), truncate(comps[0], 300))
 		}
-		return sc, appendJSON(filepath.Join(cfg.Out, "eval.jsonl"), sc)
+		return sc, exkit.AppendJSONLine(filepath.Join(cfg.Out, "eval.jsonl"), sc)
 	}
 	fmt.Fprintf(out, "\nevaluating on %d held-out problems (greedy)\n", len(held))
 	gc := cfg.GRPO(5)
@@ -257,16 +256,6 @@ func truncate(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
-}
-
-func appendJSON(path string, v any) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("gsm8k: %w", err)
-	}
-	line, _ := json.Marshal(v)
-	_, err = f.Write(append(line, '\n'))
-	return errors.Join(err, f.Close())
 }
 
 // plot draws the total reward and each seed reward per step.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -281,7 +280,7 @@ func run(ctx context.Context, cfg config) error {
 		if err != nil {
 			return rep, err
 		}
-		if err := appendResult(cfg.Out, toResult(step, rep, time.Since(t0))); err != nil {
+		if err := exkit.AppendJSONLine(filepath.Join(cfg.Out, "eval.jsonl"), toResult(step, rep, time.Since(t0))); err != nil {
 			return rep, err
 		}
 		return rep, nil
@@ -365,17 +364,6 @@ func toResult(step int, rep poker.Report, d time.Duration) result {
 		r.PerClass[poker.Class(c).String()] = cr.Accuracy()
 	}
 	return r
-}
-
-// appendResult adds one evaluation line to out/eval.jsonl.
-func appendResult(dir string, r result) error {
-	f, err := os.OpenFile(filepath.Join(dir, "eval.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("poker: %w", err)
-	}
-	line, _ := json.Marshal(r)
-	_, err = f.Write(append(line, '\n'))
-	return errors.Join(err, f.Close())
 }
 
 // plot draws the mean reward per step with its 25-step moving average.

@@ -1,10 +1,6 @@
 package exkit
 
 import (
-	"compress/gzip"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,32 +13,8 @@ import (
 // realTokenizer loads ../shared/tokenizers/NAME.* as a model folder would hold it.
 func realTokenizer(t *testing.T, name string) *tokenizer.Pretrained {
 	t.Helper()
-	src := sharedtest.Dir(t, "tokenizers")
 	dir := t.TempDir()
-	in, err := os.Open(filepath.Join(src, name+".tokenizer.json.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	zr, err := gzip.NewReader(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(filepath.Join(dir, "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, zr); err != nil {
-		t.Fatal(err)
-	}
-	out.Close()
-	cfg, err := os.ReadFile(filepath.Join(src, name+".tokenizer_config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sharedtest.WriteTokenizer(t, dir, name)
 	tok, err := tokenizer.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,10 @@ package exkit
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
 
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
@@ -16,4 +20,25 @@ func Greedy(ctx context.Context, p grpo.Policy, exs []dataset.Example, maxNew, b
 		return nil, err
 	}
 	return res.Completions, nil
+}
+
+// AppendJSONLine adds v as one line of JSON to the file at path (created
+// if missing), as the programs log each evaluation to eval.jsonl.
+func AppendJSONLine(path string, v any) error {
+	line, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return AppendText(path, string(line)+"\n")
+}
+
+// AppendText adds text to the end of the file at path (created if
+// missing).
+func AppendText(path, text string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(text)
+	return errors.Join(err, f.Close())
 }

@@ -208,15 +208,7 @@ func init() {
 // effect here, a note saying why. An error names the key, the value and
 // what to do instead.
 func Check(path string, v any) (known bool, note string, err error) {
-	var r rule
-	var ok bool
-	if key, inModel := strings.CutPrefix(path, "model."); inModel {
-		r, ok = model[key]
-	} else if r, ok = grpo[path]; !ok {
-		if r, ok = training[path]; !ok {
-			r, ok = topLevel[path]
-		}
-	}
+	r, ok := lookup(path)
 	if !ok {
 		return false, "", nil
 	}
@@ -291,14 +283,21 @@ func show(v any) string {
 // grpokit's config has no field for (path as for Check), as JSON, and
 // whether the key has one: a key that belongs elsewhere has none.
 func Default(path string) (string, bool) {
-	var r rule
-	var ok bool
+	r, ok := lookup(path)
+	return r.def, ok && r.def != ""
+}
+
+// lookup returns the rule of path: a "model." key from the model table,
+// any other from GRPOConfig's, TrainingArguments' or the top-level keys'.
+func lookup(path string) (rule, bool) {
 	if key, inModel := strings.CutPrefix(path, "model."); inModel {
-		r, ok = model[key]
-	} else if r, ok = grpo[path]; !ok {
-		if r, ok = training[path]; !ok {
-			r, ok = topLevel[path]
+		r, ok := model[key]
+		return r, ok
+	}
+	for _, table := range []map[string]rule{grpo, training, topLevel} {
+		if r, ok := table[path]; ok {
+			return r, true
 		}
 	}
-	return r.def, ok && r.def != ""
+	return rule{}, false
 }

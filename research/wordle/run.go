@@ -679,10 +679,10 @@ func run(ctx context.Context, cfg config) error {
 		}
 		r.Step = step
 		log := fmt.Sprintf("# step %d\n%s\n", step, strings.Join(r.Log, "\n"))
-		if err := appendText(filepath.Join(cfg.Out, "eval-games.txt"), log); err != nil {
+		if err := exkit.AppendText(filepath.Join(cfg.Out, "eval-games.txt"), log); err != nil {
 			return r, err
 		}
-		return r, appendJSON(filepath.Join(cfg.Out, "eval.jsonl"), r)
+		return r, exkit.AppendJSONLine(filepath.Join(cfg.Out, "eval.jsonl"), r)
 	}
 	fmt.Fprintf(out, "\nevaluating %d held-out answers (never a secret in training), one greedy game each from the empty board (%s)\n",
 		len(held), time.Since(start).Round(time.Second))
@@ -906,23 +906,6 @@ func parseWeights(w *wordle.Weights, v string) error {
 	}
 	*w = wordle.Weights{Format: f[0], Valid: f[1], Consistent: f[2], Partial: f[3], Win: f[4], Fit: f[5]}
 	return nil
-}
-
-func appendJSON(path string, v any) error {
-	line, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("wordle: %w", err)
-	}
-	return appendText(path, string(line)+"\n")
-}
-
-func appendText(path, text string) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("wordle: %w", err)
-	}
-	_, err = f.WriteString(text)
-	return errors.Join(err, f.Close())
 }
 
 // plot draws the rewards per step and the cumulative wins of the training
