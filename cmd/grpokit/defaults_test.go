@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/grpokit/grpokit/grpo"
@@ -51,4 +53,45 @@ func show(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestCommandModelDefaultsAreTRLs: the model section's LoRA and
+// quantization defaults are TRL 1.10 ModelConfig's (the table in
+// internal/trlkeys/testdata, copied from TRL's source), but for
+// lora_dropout, which is 0 because gradient checkpointing (on by default)
+// recomputes the forward pass and cannot replay a dropout mask.
+func TestCommandModelDefaultsAreTRLs(t *testing.T) {
+	b, err := os.ReadFile("../../internal/trlkeys/testdata/trl-1.10-model-keys.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trl := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, "\t"); ok && !strings.HasPrefix(k, "#") {
+			trl[k] = v
+		}
+	}
+	m := defaultRunConfig().Model
+	alpha := m.LoraAlpha
+	if alpha == 0 {
+		alpha = float64(2 * m.LoraR) // what train gives lora.Attach
+	}
+	got := map[string]any{
+		"use_peft": m.UsePEFT, "lora_r": m.LoraR, "lora_alpha": alpha, "lora_target_modules": m.LoraTargetModules,
+		"use_rslora": m.UseRSLoRA, "load_in_4bit": m.LoadIn4bit, "load_in_8bit": m.LoadIn8bit,
+		"use_bnb_nested_quant": m.UseBnBNestedQuant, "lora_dropout": m.LoraDropout,
+	}
+	except := map[string]string{"lora_dropout": "0"}
+	for k, v := range got {
+		want, ok := trl[k]
+		if !ok {
+			t.Fatalf("%s is not in TRL's ModelConfig table", k)
+		}
+		if e, ok := except[k]; ok {
+			want = e
+		}
+		if g := show(t, v); g != want {
+			t.Errorf("grpokit train's default model.%s is %s, want %s", k, g, want)
+		}
+	}
 }

@@ -259,7 +259,7 @@ func defaultRunConfig() runConfig {
 	// (save_minutes and save_total_limit in the file replace these).
 	c.SaveMinutes = grpo.DefaultSaveMinutes
 	c.SaveTotalLimit = 2
-	c.Model.LoraR = 8
+	c.Model.LoraR = 16 // TRL's ModelConfig default (lora_alpha 0 then means TRL's 32)
 	return c
 }
 
