@@ -2,8 +2,6 @@ package grpo
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"strings"
 )
 
@@ -57,10 +55,6 @@ func (w *logWindow) flush(last Metrics) Metrics {
 // every LoggingSteps steps (and at the last), and warns when the groups
 // have had no reward spread for Trainer.ZeroStdWarnSteps steps in a row.
 func (t *Trainer) logStep(m Metrics, total int) {
-	w := t.Progress
-	if w == nil {
-		w = io.Writer(os.Stderr)
-	}
 	t.win.add(m)
 	if t.tokenSignal(m) {
 		t.win.zeroStd = 0 // the token credit carried a signal
@@ -70,9 +64,10 @@ func (t *Trainer) logStep(m Metrics, total int) {
 		n = defaultZeroStdWarnSteps
 	}
 	if n > 0 && t.win.zeroStd > 0 && t.win.zeroStd%n == 0 {
-		fmt.Fprintf(w, "grpo: warning: frac_reward_zero_std = 1 for the last %d steps: every group's completions got equal rewards, so there is no learning signal (make the task easier or the rewards finer, raise num_generations or temperature)\n", t.win.zeroStd)
+		t.logger().Warn("grpo: no learning signal: every group's completions got equal rewards (frac_reward_zero_std = 1), so every advantage is 0; make the task easier or the rewards finer, or raise num_generations or temperature",
+			"step", t.step, "steps_in_a_row", t.win.zeroStd)
 	}
 	if t.cfg.LoggingSteps > 0 && (t.step%t.cfg.LoggingSteps == 0 || t.step == total) {
-		fmt.Fprintln(w, t.progressLine(t.win.flush(m), total))
+		fmt.Fprintln(t.progress(), t.progressLine(t.win.flush(m), total))
 	}
 }

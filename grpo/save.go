@@ -138,7 +138,8 @@ func (t *Trainer) writeCheckpoint(dir string) error {
 // whose files all match its manifest and whose trainer state and rollouts
 // decode with sensible values (checkpoint.Latest with the trainer's
 // checks). Broken checkpoints it passes over are logged to slog.Default()
-// at level Warn, each with what is wrong. When outputDir holds no
+// at level Warn, each with what is wrong (Trainer.LatestCheckpoint logs
+// them to the trainer's Logger). When outputDir holds no
 // checkpoint at all the error wraps checkpoint.ErrNoCheckpoint (and
 // fs.ErrNotExist); when it holds only broken ones the error names each
 // and wraps checkpoint.ErrCorrupt instead, so a caller can tell "nothing
@@ -156,6 +157,17 @@ func (t *Trainer) writeCheckpoint(dir string) error {
 //	}
 func LatestCheckpoint(outputDir string) (string, error) {
 	path, err := checkpoint.Latest(outputDir, checkCheckpoint, nil)
+	if err != nil {
+		return "", fmt.Errorf("grpo: %w", err)
+	}
+	return path, nil
+}
+
+// LatestCheckpoint is the package function LatestCheckpoint of the
+// trainer's Config.OutputDir, logging the broken checkpoints it passes
+// over to the trainer's Logger.
+func (t *Trainer) LatestCheckpoint() (string, error) {
+	path, err := checkpoint.Latest(t.cfg.OutputDir, checkCheckpoint, t.logger())
 	if err != nil {
 		return "", fmt.Errorf("grpo: %w", err)
 	}
