@@ -69,5 +69,17 @@ func (t *Trainer) logStep(m Metrics, total int) {
 	}
 	if t.cfg.LoggingSteps > 0 && (t.step%t.cfg.LoggingSteps == 0 || t.step == total) {
 		fmt.Fprintln(t.progress(), t.progressLine(t.win.flush(m), total))
+		if t.cfg.LogCompletions && t.buf != nil {
+			printSamples(t.progress(), t.step, t.buf.Rows, t.rewardNames(), t.cfg.NumCompletionsToPrint, t.cfg.LogUniquePrompts, t.cfg.Seed)
+		}
 	}
+}
+
+// rewardNames returns the names of the trainer's rewards, in order.
+func (t *Trainer) rewardNames() []string {
+	names := make([]string, len(t.rewards))
+	for i, r := range t.rewards {
+		names[i] = r.Name
+	}
+	return names
 }

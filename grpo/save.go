@@ -462,7 +462,8 @@ func readCheckpoint(dir string) (*checkpointData, error) {
 // LatestCheckpoint). The Trainer must have been made with the same policy
 // (same architecture and base weights) and a Config that differs at most in
 // MaxSteps, LoggingSteps, SaveSteps, SaveTotalLimit, OutputDir,
-// LogCompletions and the reliability settings (OverwriteOutputDir,
+// LogCompletions, NumCompletionsToPrint, LogUniquePrompts and the
+// reliability settings (OverwriteOutputDir,
 // SaveMinutes, MaxNonFiniteSteps, RewardTimeout, RewardWorkers).
 //
 // Resume is all or nothing: it first reads and verifies every file of the
@@ -566,7 +567,8 @@ func (t *Trainer) planVariables(vars []savedVar) (func() error, error) {
 // those a resumed run may change.
 func configDiff(a, b Config) []string {
 	free := map[string]bool{"max_steps": true, "logging_steps": true, "save_steps": true, "save_total_limit": true,
-		"output_dir": true, "log_completions": true, "overwrite_output_dir": true, "save_minutes": true,
+		"output_dir": true, "log_completions": true, "num_completions_to_print": true, "log_unique_prompts": true,
+		"overwrite_output_dir": true, "save_minutes": true,
 		"max_nonfinite_steps": true, "reward_timeout": true, "reward_workers": true}
 	toMap := func(c Config) map[string]any {
 		data, _ := json.Marshal(c)
