@@ -2,6 +2,7 @@ package grpo
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -10,9 +11,12 @@ const defaultZeroStdWarnSteps = 10
 
 // logWindow holds the metrics of the steps since the last progress line,
 // so that the line shows their mean, as TRL's logs average over
-// logging_steps; reward failures are summed instead.
+// logging_steps (each metric over the steps where it is not NaN, as TRL's
+// log drops NaN values before averaging); reward failures are summed
+// instead.
 type logWindow struct {
 	sum Metrics
+	cnt map[string]int // steps with a value (not NaN) of each metric
 	n   int
 	// zeroStd counts the consecutive steps with frac_reward_zero_std = 1.
 	zeroStd int
@@ -21,10 +25,16 @@ type logWindow struct {
 // add records one step's metrics.
 func (w *logWindow) add(m Metrics) {
 	if w.sum == nil {
-		w.sum = Metrics{}
+		w.sum, w.cnt = Metrics{}, map[string]int{}
 	}
 	for k, v := range m {
-		w.sum[k] += v
+		if _, ok := w.sum[k]; !ok {
+			w.sum[k] = 0
+		}
+		if !math.IsNaN(v) {
+			w.sum[k] += v
+			w.cnt[k]++
+		}
 	}
 	w.n++
 	if v, ok := m["frac_reward_zero_std"]; ok && v >= 1 {
@@ -39,15 +49,18 @@ func (w *logWindow) add(m Metrics) {
 func (w *logWindow) flush(last Metrics) Metrics {
 	out := Metrics{}
 	for k, v := range w.sum {
-		if strings.HasSuffix(k, "/failures") {
+		switch {
+		case strings.HasSuffix(k, "/failures"):
 			out[k] = v
-		} else {
-			out[k] = v / float64(w.n)
+		case w.cnt[k] == 0:
+			out[k] = math.NaN()
+		default:
+			out[k] = v / float64(w.cnt[k])
 		}
 	}
 	out["step"] = last["step"]
 	out["logged_steps"] = float64(w.n)
-	w.sum, w.n = nil, 0
+	w.sum, w.cnt, w.n = nil, nil, 0
 	return out
 }
 

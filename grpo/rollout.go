@@ -292,6 +292,9 @@ func rolloutMetrics(t *Trainer, rows []*row, adv loss.Advantages, tally rewardTa
 	minTerm, maxTerm, sumTerm, nTerm, truncated := math.Inf(1), 0.0, 0.0, 0.0, 0.0
 	for i, r := range rows {
 		totals[i] = r.Reward
+		if unscored(r.Rewards) {
+			totals[i] = math.NaN() // out of reward and reward_std, as TRL
+		}
 		stepTokens += float64(len(r.IDs) + len(r.PromptIDs))
 		l := float64(r.modelTokens()) // as TRL: a trajectory's inserted tokens are not its length
 		minLen, maxLen, sumLen = min(minLen, l), max(maxLen, l), sumLen+l
@@ -320,9 +323,9 @@ func rolloutMetrics(t *Trainer, rows []*row, adv loss.Advantages, tally rewardTa
 			m["rewards/"+nr.Name+"/stray"] = float64(tally.stray[ri])
 		}
 	}
-	mean, std := loss.MeanStd(totals)
+	mean, std := loss.NanMeanStd(totals)
 	m["reward"] = mean
-	m["reward_std"] = std // TRL 1.10: over all rows (v0.21.0: mean of the group stds)
+	m["reward_std"] = std // TRL 1.10: over all scored rows (v0.21.0: mean of the group stds)
 	m["frac_reward_zero_std"] = adv.FracZeroStd()
 	m["frac_group_zero_std"] = adv.FracGroupsZeroStd()
 	m["completions/mean_length"] = sumLen / n
