@@ -175,3 +175,27 @@ func TestTrainerUnscorableRows(t *testing.T) {
 		t.Errorf("%d warnings for %d steps with unscorable rows", n, unscoredSteps)
 	}
 }
+
+// Evaluate's Reward and RewardStd leave out the completions no reward
+// applied to (TRL's eval_reward); NaN when none applied.
+func TestEvaluateUnscorable(t *testing.T) {
+	onlyCat := reward.Func(func(_, c, answer string) float64 {
+		if answer != "cat" {
+			return reward.NotApplicable()
+		}
+		return 2
+	})
+	data := sayDataset()
+	res, err := grpo.Evaluate(context.Background(), newPolicy(t), data, []reward.Named{{Name: "cat", Weight: 1, Scorer: onlyCat}}, grpo.EvalOptions{MaxCompletionLength: 2, Generations: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reward != 2 || res.RewardStd != 0 {
+		t.Errorf("Reward %g ± %g, want 2 ± 0 (the two cat completions)", res.Reward, res.RewardStd)
+	}
+	none := reward.Func(func(_, _, _ string) float64 { return reward.NotApplicable() })
+	res, err = grpo.Evaluate(context.Background(), newPolicy(t), data, []reward.Named{{Name: "none", Weight: 1, Scorer: none}}, grpo.EvalOptions{MaxCompletionLength: 2})
+	if err != nil || !math.IsNaN(res.Reward) || !math.IsNaN(res.RewardStd) {
+		t.Errorf("no reward applied: %g ± %g, %v; want NaN", res.Reward, res.RewardStd, err)
+	}
+}
