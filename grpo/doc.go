@@ -81,7 +81,12 @@
 // Each step's metrics, named as TRL logs them, go to OutputDir/metrics.jsonl
 // (see Metrics, ReadMetrics and Series for plots), a progress line goes to
 // Trainer.Progress, and with LogCompletions every rollout (prompt,
-// completion, each reward, advantage) goes to OutputDir/rollouts.jsonl.
+// completion, each reward, advantage) goes to OutputDir/rollouts.jsonl and
+// a table of sample completions follows each progress line. Warnings and
+// notes (a step without learning signal, a step not applied, completions
+// no reward applied to, files of an earlier run moved aside) are records
+// on Trainer.Logger, a *slog.Logger (nil: slog.Default()), with their
+// values as attributes.
 // Checkpoints (Save, Resume) hold the trainable weights, the optimizer
 // state, the RNG state, the step and the config; a run resumed from one
 // continues bit for bit as the uninterrupted run. They are crash-consistent:
