@@ -145,10 +145,11 @@ func printSamples(w io.Writer, step int, rows []*row, names []string, n *int, un
 
 // cellLines wraps text to width characters a line (at spaces where it
 // can), and keeps its first head and last tail lines with a "…" line
-// between when it has more.
+// between when it has more. Trailing blank lines are dropped.
 func cellLines(text string, width, head, tail int) []string {
 	var lines []string
-	for _, para := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+	text = strings.TrimRight(strings.ReplaceAll(text, "\r\n", "\n"), " \t\n")
+	for _, para := range strings.Split(text, "\n") {
 		lines = append(lines, wrapLine(strings.ReplaceAll(para, "\t", " "), width)...)
 	}
 	if len(lines) > head+tail+1 {

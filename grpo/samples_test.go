@@ -19,7 +19,7 @@ func TestPrintSamples(t *testing.T) {
 	rows := []*row{
 		{Prompt: long, Completion: answer, Rewards: []float64{1, 0.5}, Advantage: 1.2345},
 		{Prompt: long, Completion: answer7, Rewards: []float64{1, reward.NotApplicable()}, Advantage: -0.5},
-		{Prompt: "say\tcat", Completion: "dog", Rewards: []float64{-12.5, 0}, Advantage: 0},
+		{Prompt: "say\tcat", Completion: "dog\n\n", Rewards: []float64{-12.5, 0}, Advantage: 0},
 	}
 	var b strings.Builder
 	printSamples(&b, 7, rows, []string{"correct", "format"}, nil, false, 1)
