@@ -117,13 +117,13 @@ func Evaluate(ctx context.Context, p Policy, data dataset.Dataset, rewards []rew
 	}
 	res.Scores = scores
 	totals := make([]float64, len(scores.Totals))
+	sample := make([]float64, len(scores.Scores)) // sample i's score of each reward
 	for i, t := range scores.Totals {
-		totals[i] = t
-		applied := false
 		for r := range scores.Scores {
-			applied = applied || !reward.IsNotApplicable(scores.Scores[r][i])
+			sample[r] = scores.Scores[r][i]
 		}
-		if !applied && len(scores.Scores) > 0 {
+		totals[i] = t
+		if unscored(sample) {
 			totals[i] = math.NaN()
 		}
 	}
