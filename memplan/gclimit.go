@@ -172,7 +172,8 @@ func liveHeap() int64 {
 // counts. With a limit the collector runs, and returns memory to the
 // system, before the heap passes it. A limit set by the user — GOMEMLIMIT,
 // or debug.SetMemoryLimit in the program — is honoured: nothing changes
-// (nil watch).
+// (nil watch). The limit set is logged to logger (level Info; nil:
+// slog.Default()).
 func LimitGC(logger *slog.Logger, plan Plan, avail int64) *GCLimit {
 	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok || plan.Peak-plan.gcSlack() < minLimitedPeak {
 		return nil
