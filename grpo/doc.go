@@ -40,7 +40,8 @@
 //	cfg.MaxSteps, cfg.OutputDir = 500, "runs/gsm8k"
 //	tr, _ := grpo.NewTrainer(policy, cfg,
 //		reward.Named{Name: "correct", Weight: 1, Scorer: reward.NumericMatch(1e-6)})
-//	path, err := grpo.LatestCheckpoint(cfg.OutputDir)
+//	tr.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil)) // warnings; nil: slog.Default()
+//	path, err := tr.LatestCheckpoint() // the newest good checkpoint of cfg.OutputDir
 //	switch {
 //	case errors.Is(err, checkpoint.ErrNoCheckpoint): // a first run
 //	case err != nil:
