@@ -3,8 +3,8 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,12 +102,13 @@ func hasCheckpoint(found []runFile) bool {
 
 // Claim makes output folder dir ready for a fresh (not resumed) run: the
 // metrics and rollouts of a run killed before its first checkpoint, which
-// cannot be resumed, are renamed aside (noted on progress, which may be
-// nil); another run's checkpoints are an *OutputDirInUseError, unless
-// overwrite is set, which deletes that run's files first.
-func Claim(dir string, overwrite bool, progress io.Writer) error {
-	if progress == nil {
-		progress = io.Discard
+// cannot be resumed, are renamed aside (logged to logger at level Warn;
+// nil: slog.Default()); another run's checkpoints are an
+// *OutputDirInUseError, unless overwrite is set, which deletes that run's
+// files first.
+func Claim(dir string, overwrite bool, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.Default()
 	}
 	found, err := runFiles(dir)
 	if err != nil {
@@ -122,7 +123,8 @@ func Claim(dir string, overwrite bool, progress io.Writer) error {
 			if err := os.Rename(old, old+"."+stamp+".old"); err != nil {
 				return fmt.Errorf("checkpoint: output dir: %w", err)
 			}
-			fmt.Fprintf(progress, "checkpoint: %s had no checkpoint to resume; kept its %s as %s.%s.old\n", dir, f.name, f.name, stamp)
+			logger.Warn(fmt.Sprintf("checkpoint: the output folder's earlier run has no checkpoint to resume; kept its %s aside", f.name),
+				"dir", dir, "file", f.name, "aside", f.name+"."+stamp+".old")
 		}
 		SyncDir(dir)
 		found = nil

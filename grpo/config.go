@@ -308,9 +308,22 @@ type Config struct {
 	// Empty means nothing is written. Default "". TRL: output_dir.
 	OutputDir string `json:"output_dir"`
 	// LogCompletions writes every rollout (prompt, completion, each reward,
-	// advantage) to OutputDir/rollouts.jsonl. Default false.
+	// advantage) to OutputDir/rollouts.jsonl and, at every progress line,
+	// prints a table of the last generation batch's completions to
+	// Trainer.Progress (see NumCompletionsToPrint). Default false.
 	// TRL: log_completions.
 	LogCompletions bool `json:"log_completions"`
+	// NumCompletionsToPrint is how many completions that table shows,
+	// drawn at random (seeded by Seed and the step); nil means all, 0 none.
+	// rollouts.jsonl holds every one whatever it is. Default nil.
+	// TRL: num_completions_to_print.
+	NumCompletionsToPrint *int `json:"num_completions_to_print"`
+	// LogUniquePrompts shows one completion per distinct prompt in that
+	// table (the first of each, before NumCompletionsToPrint draws). In
+	// TRL it thins the table sent to wandb or trackio; grpokit has no
+	// tracker, and rollouts.jsonl keeps every row. Default false.
+	// TRL: log_unique_prompts.
+	LogUniquePrompts bool `json:"log_unique_prompts"`
 
 	// EpisodeSelect picks the completion that continues a multi-turn
 	// episode. Default SelectRandom.
@@ -628,6 +641,9 @@ func (c Config) Validate() error {
 	}
 	if c.LogCompletions && c.OutputDir == "" {
 		bad("LogCompletions", c.LogCompletions, "needs an OutputDir to write rollouts.jsonl to")
+	}
+	if n := c.NumCompletionsToPrint; n != nil && *n < 0 {
+		bad("NumCompletionsToPrint", *n, "must be ≥ 0 (0 prints none), or nil for all")
 	}
 	switch c.EpisodeSelect {
 	case SelectRandom, SelectBest:

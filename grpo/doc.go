@@ -40,7 +40,8 @@
 //	cfg.MaxSteps, cfg.OutputDir = 500, "runs/gsm8k"
 //	tr, _ := grpo.NewTrainer(policy, cfg,
 //		reward.Named{Name: "correct", Weight: 1, Scorer: reward.NumericMatch(1e-6)})
-//	path, err := grpo.LatestCheckpoint(cfg.OutputDir)
+//	tr.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil)) // warnings; nil: slog.Default()
+//	path, err := tr.LatestCheckpoint() // the newest good checkpoint of cfg.OutputDir
 //	switch {
 //	case errors.Is(err, checkpoint.ErrNoCheckpoint): // a first run
 //	case err != nil:
@@ -81,7 +82,12 @@
 // Each step's metrics, named as TRL logs them, go to OutputDir/metrics.jsonl
 // (see Metrics, ReadMetrics and Series for plots), a progress line goes to
 // Trainer.Progress, and with LogCompletions every rollout (prompt,
-// completion, each reward, advantage) goes to OutputDir/rollouts.jsonl.
+// completion, each reward, advantage) goes to OutputDir/rollouts.jsonl and
+// a table of sample completions follows each progress line. Warnings and
+// notes (a step without learning signal, a step not applied, completions
+// no reward applied to, files of an earlier run moved aside) are records
+// on Trainer.Logger, a *slog.Logger (nil: slog.Default()), with their
+// values as attributes.
 // Checkpoints (Save, Resume) hold the trainable weights, the optimizer
 // state, the RNG state, the step and the config; a run resumed from one
 // continues bit for bit as the uninterrupted run. They are crash-consistent:

@@ -3,6 +3,7 @@ package grpo
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/grpokit/grpokit/dataset"
@@ -17,14 +18,18 @@ type dynamicDraws struct {
 }
 
 // informative reports whether a group's weighted rewards differ (its
-// advantages are not all zero).
+// advantages are not all zero): over the rows some reward applied to, of
+// which it needs two.
 func informative(group []*row) bool {
 	r := make([]float64, len(group))
 	for i, x := range group {
 		r[i] = x.Reward
+		if unscored(x.Rewards) {
+			r[i] = math.NaN()
+		}
 	}
-	_, std := loss.MeanStd(r)
-	return !loss.ZeroStd(std)
+	_, std := loss.NanMeanStd(r)
+	return !math.IsNaN(std) && !loss.ZeroStd(std)
 }
 
 // dynamicSample is DAPO's dynamic sampling: it keeps the informative groups

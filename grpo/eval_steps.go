@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"time"
 )
@@ -99,16 +98,7 @@ func (t *Trainer) Evaluate(ctx context.Context) (Metrics, error) {
 	if err != nil {
 		return nil, fmt.Errorf("grpo: eval at step %d: %w", t.step, err)
 	}
-	m := Metrics{"step": float64(t.step), "eval_reward": res.Reward}
-	var ss float64
-	for _, x := range res.Scores.Totals {
-		ss += (x - res.Reward) * (x - res.Reward)
-	}
-	if n := len(res.Scores.Totals); n > 1 {
-		m["eval_reward_std"] = math.Sqrt(ss / float64(n-1))
-	} else {
-		m["eval_reward_std"] = 0
-	}
+	m := Metrics{"step": float64(t.step), "eval_reward": res.Reward, "eval_reward_std": res.RewardStd}
 	for _, s := range res.Scores.Stats {
 		m["eval_rewards/"+s.Name+"/mean"] = s.Mean
 		m["eval_rewards/"+s.Name+"/std"] = s.Std

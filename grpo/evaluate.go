@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/grpokit/grpokit/dataset"
+	"github.com/grpokit/grpokit/loss"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 )
@@ -37,8 +39,13 @@ type EvalResult struct {
 	// Scores is the reward evaluation of those completions (per-reward
 	// scores, weighted totals and per-reward Stats, in the order given).
 	Scores *reward.Result
-	// Reward is the mean weighted total over the examples.
+	// Reward is the mean weighted total over the completions some reward
+	// applied to (as TRL, which leaves out a completion every reward
+	// returned None for); NaN when none applied to any.
 	Reward float64
+	// RewardStd is the standard deviation (N−1) of those totals; NaN for
+	// fewer than two.
+	RewardStd float64
 }
 
 // Mean returns the mean of the named reward, and false when there is no
@@ -109,9 +116,18 @@ func Evaluate(ctx context.Context, p Policy, data dataset.Dataset, rewards []rew
 		return nil, fmt.Errorf("grpo: Evaluate: %w", err)
 	}
 	res.Scores = scores
-	for _, t := range scores.Totals {
-		res.Reward += t / float64(len(scores.Totals))
+	totals := make([]float64, len(scores.Totals))
+	sample := make([]float64, len(scores.Scores)) // sample i's score of each reward
+	for i, t := range scores.Totals {
+		for r := range scores.Scores {
+			sample[r] = scores.Scores[r][i]
+		}
+		totals[i] = t
+		if unscored(sample) {
+			totals[i] = math.NaN()
+		}
 	}
+	res.Reward, res.RewardStd = loss.NanMeanStd(totals)
 	return res, nil
 }
 

@@ -80,8 +80,9 @@ func (t *Trainer) guardStep(m Metrics, applied bool) {
 	m["nonfinite"] = 1
 	t.rel.nonFinite++
 	t.rel.totalNonFinite++
-	fmt.Fprintf(t.progress(), "grpo: step %d: loss %v, grad_norm %v: not applied (%d in a row; MaxNonFiniteSteps %d); %s\n",
-		t.step, m["loss"], m["grad_norm"], t.rel.nonFinite, t.cfg.MaxNonFiniteSteps, t.rewardSummary())
+	t.logger().Warn("grpo: step not applied: its loss or gradient norm is NaN or infinite; the weights and the optimizer state are unchanged",
+		"step", t.step, "loss", m["loss"], "grad_norm", m["grad_norm"], "in_a_row", t.rel.nonFinite,
+		"max_nonfinite_steps", t.cfg.MaxNonFiniteSteps, "rewards", t.rewardSummary())
 }
 
 // rewardSummary describes the rewards of the current rollout batch for a

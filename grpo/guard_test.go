@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -92,7 +93,7 @@ func TestNonFiniteStepSkipped(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	tr.Progress = &log
+	tr.Progress, tr.Logger = io.Discard, textLogger(&log)
 	var before, after map[string][]float32
 	tr.OnStep = func(m grpo.Metrics) {
 		switch int(m["step"]) {
@@ -135,7 +136,8 @@ func TestNonFiniteStepSkipped(t *testing.T) {
 	if !strings.Contains(string(data), `"loss":null`) {
 		t.Errorf("metrics.jsonl lacks \"loss\":null")
 	}
-	if !strings.Contains(log.String(), "step 3: loss NaN") || !strings.Contains(log.String(), "exact mean") {
+	if !strings.Contains(log.String(), "level=WARN") || !strings.Contains(log.String(), "step=3 loss=NaN") ||
+		!strings.Contains(log.String(), "in_a_row=1") || !strings.Contains(log.String(), "exact mean") {
 		t.Errorf("log lacks the skipped step with its rewards:\n%s", log.String())
 	}
 	for _, v := range p.Table() {

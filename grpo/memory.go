@@ -114,7 +114,7 @@ func (t *Trainer) planMemory(src source) (*memplan.GCLimit, error) {
 	plan, err := memplan.Estimate(req)
 	if err != nil {
 		// A model the planner cannot describe trains anyway.
-		fmt.Fprintf(t.progress(), "grpo: memory plan: %v\n", err)
+		t.logger().Warn("grpo: no memory plan for this model; training without the check", "err", err)
 		return nil, nil
 	}
 	budget := memplan.Available()
@@ -130,7 +130,7 @@ func (t *Trainer) planMemory(src source) (*memplan.GCLimit, error) {
 	if !t.GCLimit {
 		return nil, nil
 	}
-	return memplan.LimitGC(t.progress(), plan, budget.Bytes), nil
+	return memplan.LimitGC(t.logger(), plan, budget.Bytes), nil
 }
 
 // longestPrompt returns the token count of the longest of the dataset's

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -126,7 +127,7 @@ type outputs struct {
 // was killed after its last checkpoint) and a torn last line are first
 // moved aside (repairJSONL), so a resumed run writes each step once and
 // never appends to half a line.
-func openOutputs(c Config, step int, progress io.Writer) (*outputs, error) {
+func openOutputs(c Config, step int, logger *slog.Logger) (*outputs, error) {
 	o := &outputs{}
 	if c.OutputDir == "" {
 		return o, nil
@@ -136,7 +137,7 @@ func openOutputs(c Config, step int, progress io.Writer) (*outputs, error) {
 	}
 	open := func(name string) (*os.File, error) {
 		path := filepath.Join(c.OutputDir, name)
-		if err := repairJSONL(path, step, progress); err != nil {
+		if err := repairJSONL(path, step, logger); err != nil {
 			return nil, err
 		}
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -164,9 +165,9 @@ func openOutputs(c Config, step int, progress io.Writer) (*outputs, error) {
 // <name>.<time>.aside beside it, the lines of later steps (written after
 // that checkpoint by a run that then stopped: those steps are trained
 // again, and their old lines must not mix with the new ones), lines that
-// do not parse, and a last line torn by a crash or a full disk. It says
-// what it moved to w.
-func repairJSONL(path string, step int, w io.Writer) error {
+// do not parse, and a last line torn by a crash or a full disk. It logs
+// what it moved (level Warn).
+func repairJSONL(path string, step int, logger *slog.Logger) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -225,7 +226,8 @@ func repairJSONL(path string, step int, w io.Writer) error {
 	if torn > 0 {
 		what = append(what, "a torn last line")
 	}
-	fmt.Fprintf(w, "grpo: %s: moved %s aside to %s\n", filepath.Base(path), strings.Join(what, " and "), filepath.Base(name))
+	logger.Warn(fmt.Sprintf("grpo: %s: moved %s aside", filepath.Base(path), strings.Join(what, " and ")),
+		"file", path, "aside", name, "later_lines", later, "bad_lines", bad, "torn_lines", torn)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package grpo
 
 import (
 	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,7 +30,8 @@ func TestRepairJSONL(t *testing.T) {
 		t.Errorf("reading the torn file: %v", err)
 	}
 	var msg bytes.Buffer
-	if err := repairJSONL(path, 4, &msg); err != nil {
+	log := slog.New(slog.NewTextHandler(&msg, nil))
+	if err := repairJSONL(path, 4, log); err != nil {
 		t.Fatal(err)
 	}
 	ms, err := ReadMetrics(path)
@@ -44,12 +46,13 @@ func TestRepairJSONL(t *testing.T) {
 	if want := `{"step":5,"loss":0.5}` + "\n" + `{"step":6,"lo` + "\n"; string(got) != want {
 		t.Errorf("aside file holds %q, want %q", got, want)
 	}
-	if !strings.Contains(msg.String(), "grpo: metrics.jsonl: moved 1 lines of steps after step 4 and a torn last line aside to metrics.jsonl.") {
+	if !strings.Contains(msg.String(), "level=WARN") || !strings.Contains(msg.String(), "grpo: metrics.jsonl: moved 1 lines of steps after step 4 and a torn last line aside") ||
+		!strings.Contains(msg.String(), "later_lines=1 bad_lines=0 torn_lines=1") || !strings.Contains(msg.String(), "aside="+path+".") {
 		t.Errorf("message %q", msg.String())
 	}
 	// A file that agrees with the checkpoint is left alone.
 	msg.Reset()
-	if err := repairJSONL(path, 4, &msg); err != nil || msg.Len() > 0 {
+	if err := repairJSONL(path, 4, log); err != nil || msg.Len() > 0 {
 		t.Errorf("second repair: %v, %q", err, msg.String())
 	}
 }

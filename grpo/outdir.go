@@ -3,6 +3,7 @@ package grpo
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
@@ -59,7 +60,7 @@ func (t *Trainer) prepareOutputDir() error {
 	if t.rel.resumed {
 		return nil
 	}
-	if err := checkpoint.Claim(dir, t.cfg.OverwriteOutputDir, t.progress()); err != nil {
+	if err := checkpoint.Claim(dir, t.cfg.OverwriteOutputDir, t.logger()); err != nil {
 		return err
 	}
 	t.rel.resumed = true // from now on the folder holds this run
@@ -67,7 +68,16 @@ func (t *Trainer) prepareOutputDir() error {
 	return nil
 }
 
-// progress returns the writer of progress and log lines.
+// logger returns the logger of warnings and notes: Logger, else
+// slog.Default().
+func (t *Trainer) logger() *slog.Logger {
+	if t.Logger == nil {
+		return slog.Default()
+	}
+	return t.Logger
+}
+
+// progress returns the writer of progress lines: Progress, else os.Stderr.
 func (t *Trainer) progress() io.Writer {
 	if t.Progress == nil {
 		return os.Stderr

@@ -2,8 +2,7 @@ package grpo
 
 import (
 	"fmt"
-	"io"
-	"os"
+	"math"
 	"strings"
 )
 
@@ -12,9 +11,12 @@ const defaultZeroStdWarnSteps = 10
 
 // logWindow holds the metrics of the steps since the last progress line,
 // so that the line shows their mean, as TRL's logs average over
-// logging_steps; reward failures are summed instead.
+// logging_steps (each metric over the steps where it is not NaN, as TRL's
+// log drops NaN values before averaging); reward failures are summed
+// instead.
 type logWindow struct {
 	sum Metrics
+	cnt map[string]int // steps with a value (not NaN) of each metric
 	n   int
 	// zeroStd counts the consecutive steps with frac_reward_zero_std = 1.
 	zeroStd int
@@ -23,10 +25,16 @@ type logWindow struct {
 // add records one step's metrics.
 func (w *logWindow) add(m Metrics) {
 	if w.sum == nil {
-		w.sum = Metrics{}
+		w.sum, w.cnt = Metrics{}, map[string]int{}
 	}
 	for k, v := range m {
-		w.sum[k] += v
+		if _, ok := w.sum[k]; !ok {
+			w.sum[k] = 0
+		}
+		if !math.IsNaN(v) {
+			w.sum[k] += v
+			w.cnt[k]++
+		}
 	}
 	w.n++
 	if v, ok := m["frac_reward_zero_std"]; ok && v >= 1 {
@@ -41,15 +49,18 @@ func (w *logWindow) add(m Metrics) {
 func (w *logWindow) flush(last Metrics) Metrics {
 	out := Metrics{}
 	for k, v := range w.sum {
-		if strings.HasSuffix(k, "/failures") {
+		switch {
+		case strings.HasSuffix(k, "/failures"):
 			out[k] = v
-		} else {
-			out[k] = v / float64(w.n)
+		case w.cnt[k] == 0:
+			out[k] = math.NaN()
+		default:
+			out[k] = v / float64(w.cnt[k])
 		}
 	}
 	out["step"] = last["step"]
 	out["logged_steps"] = float64(w.n)
-	w.sum, w.n = nil, 0
+	w.sum, w.cnt, w.n = nil, nil, 0
 	return out
 }
 
@@ -57,10 +68,6 @@ func (w *logWindow) flush(last Metrics) Metrics {
 // every LoggingSteps steps (and at the last), and warns when the groups
 // have had no reward spread for Trainer.ZeroStdWarnSteps steps in a row.
 func (t *Trainer) logStep(m Metrics, total int) {
-	w := t.Progress
-	if w == nil {
-		w = io.Writer(os.Stderr)
-	}
 	t.win.add(m)
 	if t.tokenSignal(m) {
 		t.win.zeroStd = 0 // the token credit carried a signal
@@ -70,9 +77,22 @@ func (t *Trainer) logStep(m Metrics, total int) {
 		n = defaultZeroStdWarnSteps
 	}
 	if n > 0 && t.win.zeroStd > 0 && t.win.zeroStd%n == 0 {
-		fmt.Fprintf(w, "grpo: warning: frac_reward_zero_std = 1 for the last %d steps: every group's completions got equal rewards, so there is no learning signal (make the task easier or the rewards finer, raise num_generations or temperature)\n", t.win.zeroStd)
+		t.logger().Warn("grpo: no learning signal: every group's completions got equal rewards (frac_reward_zero_std = 1), so every advantage is 0; make the task easier or the rewards finer, or raise num_generations or temperature",
+			"step", t.step, "steps_in_a_row", t.win.zeroStd)
 	}
 	if t.cfg.LoggingSteps > 0 && (t.step%t.cfg.LoggingSteps == 0 || t.step == total) {
-		fmt.Fprintln(w, t.progressLine(t.win.flush(m), total))
+		fmt.Fprintln(t.progress(), t.progressLine(t.win.flush(m), total))
+		if t.cfg.LogCompletions && t.buf != nil {
+			printSamples(t.progress(), t.step, t.buf.Rows, t.rewardNames(), t.cfg.NumCompletionsToPrint, t.cfg.LogUniquePrompts, t.cfg.Seed)
+		}
 	}
+}
+
+// rewardNames returns the names of the trainer's rewards, in order.
+func (t *Trainer) rewardNames() []string {
+	names := make([]string, len(t.rewards))
+	for i, r := range t.rewards {
+		names[i] = r.Name
+	}
+	return names
 }

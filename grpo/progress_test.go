@@ -48,12 +48,17 @@ func TestProgressAveragesAndWarns(t *testing.T) {
 		t.Fatal(err)
 	}
 	progress.Reset()
-	tr.Progress, tr.ZeroStdWarnSteps = &progress, 3
+	var log strings.Builder
+	tr.Progress, tr.Logger, tr.ZeroStdWarnSteps = &progress, textLogger(&log), 3
 	if err := tr.Train(context.Background(), sayDataset()); err != nil {
 		t.Fatal(err)
 	}
-	got := progress.String()
-	if strings.Count(got, "frac_reward_zero_std = 1 for the last") != 2 || !strings.Contains(got, "last 6 steps") {
+	if progress.Len() > 0 {
+		t.Errorf("progress (LoggingSteps 0) got %q; the warnings go to the Logger", progress.String())
+	}
+	got := log.String()
+	if strings.Count(got, "level=WARN msg=\"grpo: no learning signal") != 2 || !strings.Contains(got, "step=3 steps_in_a_row=3") ||
+		!strings.Contains(got, "step=6 steps_in_a_row=6") {
 		t.Errorf("want warnings after 3 and 6 tied steps, got:\n%s", got)
 	}
 }

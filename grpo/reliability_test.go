@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -593,7 +594,7 @@ func TestOutputDirLogsOnly(t *testing.T) {
 	cfg.MaxSteps = 1
 	tr, _ := newTrainer(t, cfg)
 	var log strings.Builder
-	tr.Progress = &log
+	tr.Progress, tr.Logger = io.Discard, textLogger(&log)
 	if err := tr.Train(context.Background(), sayDataset()); err != nil {
 		t.Fatal(err)
 	}
@@ -610,7 +611,7 @@ func TestOutputDirLogsOnly(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(cfg.OutputDir, kept)); kept == "" || err != nil || string(data) != old {
 		t.Errorf("old metrics not kept aside (%q, %v)", kept, err)
 	}
-	if !strings.Contains(log.String(), "no checkpoint to resume") {
+	if !strings.Contains(log.String(), "level=WARN") || !strings.Contains(log.String(), "no checkpoint to resume") || !strings.Contains(log.String(), "file=metrics.jsonl") {
 		t.Errorf("no note of it: %q", log.String())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/grpokit/grpokit/dataset"
@@ -197,6 +198,7 @@ func (t *Trainer) makeRollouts(ctx context.Context, src source, k int) (*rollout
 	if err != nil {
 		return nil, err
 	}
+	t.warnUnscored(rows)
 	g := t.cfg.NumGenerations
 	adv, err := t.advantages(rows)
 	if err != nil {
@@ -290,6 +292,9 @@ func rolloutMetrics(t *Trainer, rows []*row, adv loss.Advantages, tally rewardTa
 	minTerm, maxTerm, sumTerm, nTerm, truncated := math.Inf(1), 0.0, 0.0, 0.0, 0.0
 	for i, r := range rows {
 		totals[i] = r.Reward
+		if unscored(r.Rewards) {
+			totals[i] = math.NaN() // out of reward and reward_std, as TRL
+		}
 		stepTokens += float64(len(r.IDs) + len(r.PromptIDs))
 		l := float64(r.modelTokens()) // as TRL: a trajectory's inserted tokens are not its length
 		minLen, maxLen, sumLen = min(minLen, l), max(maxLen, l), sumLen+l
@@ -318,9 +323,9 @@ func rolloutMetrics(t *Trainer, rows []*row, adv loss.Advantages, tally rewardTa
 			m["rewards/"+nr.Name+"/stray"] = float64(tally.stray[ri])
 		}
 	}
-	mean, std := loss.MeanStd(totals)
+	mean, std := loss.NanMeanStd(totals)
 	m["reward"] = mean
-	m["reward_std"] = std // TRL 1.10: over all rows (v0.21.0: mean of the group stds)
+	m["reward_std"] = std // TRL 1.10: over all scored rows (v0.21.0: mean of the group stds)
 	m["frac_reward_zero_std"] = adv.FracZeroStd()
 	m["frac_group_zero_std"] = adv.FracGroupsZeroStd()
 	m["completions/mean_length"] = sumLen / n
@@ -368,4 +373,44 @@ func rewardMessages(ms []dataset.Message) []reward.Message {
 		out[i] = reward.Message{Role: m.Role, Content: m.Content}
 	}
 	return out
+}
+
+// warnUnscored warns, once per generation batch, of the rows to which no
+// reward applied (each returned reward.NotApplicable), as TRL warns when
+// all reward functions return None for a sample: their count, and the
+// prompt and completion of the first.
+func (t *Trainer) warnUnscored(rows []*row) {
+	n, first := 0, -1
+	for i, r := range rows {
+		if unscored(r.Rewards) {
+			if n++; first < 0 {
+				first = i
+			}
+		}
+	}
+	if n == 0 {
+		return
+	}
+	t.logger().Warn("grpo: no reward applied to some completions (every reward returned reward.NotApplicable); make sure at least one reward scores each sample",
+		"step", t.step+1, "rows", n, "of", len(rows),
+		"prompt", clip(rows[first].Prompt, 200), "completion", clip(rows[first].Completion, 200))
+}
+
+// unscored reports whether no reward applied to a row.
+func unscored(rewards []float64) bool {
+	for _, v := range rewards {
+		if !reward.IsNotApplicable(v) {
+			return false
+		}
+	}
+	return len(rewards) > 0
+}
+
+// clip returns s cut to about n characters, with "…" where it was cut.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
 }

@@ -138,7 +138,8 @@ func (t *Trainer) writeCheckpoint(dir string) error {
 // whose files all match its manifest and whose trainer state and rollouts
 // decode with sensible values (checkpoint.Latest with the trainer's
 // checks). Broken checkpoints it passes over are logged to slog.Default()
-// at level Warn, each with what is wrong. When outputDir holds no
+// at level Warn, each with what is wrong (Trainer.LatestCheckpoint logs
+// them to the trainer's Logger). When outputDir holds no
 // checkpoint at all the error wraps checkpoint.ErrNoCheckpoint (and
 // fs.ErrNotExist); when it holds only broken ones the error names each
 // and wraps checkpoint.ErrCorrupt instead, so a caller can tell "nothing
@@ -156,6 +157,17 @@ func (t *Trainer) writeCheckpoint(dir string) error {
 //	}
 func LatestCheckpoint(outputDir string) (string, error) {
 	path, err := checkpoint.Latest(outputDir, checkCheckpoint, nil)
+	if err != nil {
+		return "", fmt.Errorf("grpo: %w", err)
+	}
+	return path, nil
+}
+
+// LatestCheckpoint is the package function LatestCheckpoint of the
+// trainer's Config.OutputDir, logging the broken checkpoints it passes
+// over to the trainer's Logger.
+func (t *Trainer) LatestCheckpoint() (string, error) {
+	path, err := checkpoint.Latest(t.cfg.OutputDir, checkCheckpoint, t.logger())
 	if err != nil {
 		return "", fmt.Errorf("grpo: %w", err)
 	}
@@ -450,7 +462,8 @@ func readCheckpoint(dir string) (*checkpointData, error) {
 // LatestCheckpoint). The Trainer must have been made with the same policy
 // (same architecture and base weights) and a Config that differs at most in
 // MaxSteps, LoggingSteps, SaveSteps, SaveTotalLimit, OutputDir,
-// LogCompletions and the reliability settings (OverwriteOutputDir,
+// LogCompletions, NumCompletionsToPrint, LogUniquePrompts and the
+// reliability settings (OverwriteOutputDir,
 // SaveMinutes, MaxNonFiniteSteps, RewardTimeout, RewardWorkers).
 //
 // Resume is all or nothing: it first reads and verifies every file of the
@@ -554,7 +567,8 @@ func (t *Trainer) planVariables(vars []savedVar) (func() error, error) {
 // those a resumed run may change.
 func configDiff(a, b Config) []string {
 	free := map[string]bool{"max_steps": true, "logging_steps": true, "save_steps": true, "save_total_limit": true,
-		"output_dir": true, "log_completions": true, "overwrite_output_dir": true, "save_minutes": true,
+		"output_dir": true, "log_completions": true, "num_completions_to_print": true, "log_unique_prompts": true,
+		"overwrite_output_dir": true, "save_minutes": true,
 		"max_nonfinite_steps": true, "reward_timeout": true, "reward_workers": true}
 	toMap := func(c Config) map[string]any {
 		data, _ := json.Marshal(c)

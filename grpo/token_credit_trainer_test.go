@@ -31,7 +31,7 @@ func trainWithCredit(t *testing.T, cfg grpo.Config, c *grpo.TokenCredit, progres
 	}
 	tr.Progress = io.Discard
 	if progress != nil {
-		tr.Progress = progress
+		tr.Logger = textLogger(progress)
 	}
 	var ms []grpo.Metrics
 	tr.OnStep = func(m grpo.Metrics) { ms = append(ms, m) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
 	"time"
@@ -26,13 +27,21 @@ import (
 // Resume a checkpoint, then call Train (a Dataset) or TrainEnv (an Env). A
 // Trainer is not safe for concurrent use.
 type Trainer struct {
-	// Progress receives a progress line every Config.LoggingSteps steps
-	// (the mean of those steps' metrics) and warnings (see
-	// ZeroStdWarnSteps); nil means os.Stderr. Set it before training.
+	// Progress receives what a user watches a run by: the memory plan
+	// before step 0, a progress line every Config.LoggingSteps steps (the
+	// mean of those steps' metrics), the evaluation lines and, with
+	// Config.LogCompletions, a table of sample completions at each of
+	// those steps; nil means os.Stderr. Set it before training.
 	Progress io.Writer
+	// Logger receives the trainer's warnings and notes, each a record with
+	// attributes (a step without learning signal, a step not applied for a
+	// NaN loss, rows no reward applied to, files of an earlier run moved
+	// aside, the memory limit); nil means slog.Default(). Set it before
+	// training.
+	Logger *slog.Logger
 	// ZeroStdWarnSteps is the number of consecutive steps in which every
 	// group's rewards were all equal (frac_reward_zero_std = 1) after which
-	// the trainer warns on Progress: such steps carry no learning signal
+	// the trainer warns on Logger: such steps carry no learning signal
 	// (every advantage is 0). The warning repeats every as many steps while
 	// it lasts. 0 means 10; a negative value never warns.
 	ZeroStdWarnSteps int
@@ -282,7 +291,7 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 	if err := t.prepareOutputDir(); err != nil {
 		return err
 	}
-	out, err := openOutputs(t.cfg, t.step, t.progress())
+	out, err := openOutputs(t.cfg, t.step, t.logger())
 	if err != nil {
 		return err
 	}
@@ -303,7 +312,7 @@ func (t *Trainer) run(ctx context.Context, src source, total int) error {
 			return t.failed(err)
 		}
 		t.logStep(m, total)
-		memLimit.Report(t.progress())
+		memLimit.Report(t.logger())
 		if t.OnStep != nil {
 			t.OnStep(m)
 		}

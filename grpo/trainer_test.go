@@ -148,8 +148,14 @@ func TestTrainerOutputs(t *testing.T) {
 	if steps, _ := grpo.Series(ms, "reward"); len(steps) != 3 || steps[2] != 3 {
 		t.Errorf("Series steps = %v", steps)
 	}
-	lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "step 1/3 | reward ") || !strings.Contains(lines[0], "exact ") ||
+	// The progress lines (log_completions adds a table of completions after each).
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(progress.String()), "\n") {
+		if strings.HasPrefix(l, "step ") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 3 || strings.Count(progress.String(), "completions of step ") != 3 || !strings.HasPrefix(lines[0], "step 1/3 | reward ") || !strings.Contains(lines[0], "exact ") ||
 		!strings.Contains(lines[0], "kl ") || !strings.Contains(lines[0], "tok/s") || !strings.Contains(lines[0], "ETA") {
 		t.Errorf("progress lines:\n%s", progress.String())
 	}

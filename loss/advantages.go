@@ -17,24 +17,28 @@ type Advantages struct {
 	// Values[i] is row i's advantage.
 	Values []float64
 	// Rewards[i] is row i's aggregated reward R (the weighted sum of the
-	// rewards, or of their group-normalized values for NormalizeThenSum).
+	// rewards, or of their group-normalized values for NormalizeThenSum);
+	// NaN for a row no reward applied to.
 	Rewards []float64
 	// GroupMean[i] is the baseline subtracted from R (the mean of R over
 	// row i's group, or over the batch for NormalizeThenSum); GroupStd[i] is
 	// the unbiased standard deviation of the weighted reward sum over row
-	// i's group.
+	// i's group. Both leave out the rows no reward applied to: the mean is
+	// NaN when the group has none left, the σ when it has fewer than two.
 	GroupMean, GroupStd []float64
 	// Std[i] is the σ row i was divided by (TRL's std_rewards; for
-	// ScaleNone the group σ, logged only).
+	// ScaleNone the group σ, logged only); NaN as GroupStd.
 	Std []float64
-	// ZeroStd[k] says whether group k's weighted rewards all tie (std ≈ 0):
-	// the group carries no learning signal.
+	// ZeroStd[k] says whether group k carries no learning signal: its
+	// weighted rewards all tie (std ≈ 0), or fewer than two of its rows
+	// were scored.
 	ZeroStd []bool
 }
 
 // FracZeroStd returns the fraction of rows whose σ (Std) is close to 0, as
 // TRL 1.10 logs frac_reward_zero_std; with group scaling that is the
-// fraction of groups whose rewards all tie.
+// fraction of groups whose rewards all tie (a NaN σ, of a group with fewer
+// than two scored rows, is not close to 0, as in torch.isclose).
 func (a Advantages) FracZeroStd() float64 {
 	if len(a.Std) == 0 {
 		return 0
@@ -96,11 +100,14 @@ func GroupAdvantages(rewards []float64, g int, scale ScaleRewards) (Advantages, 
 //
 // A NaN score is a reward that did not apply to the row (TRL's None), and
 // is left out as TRL 1.10 leaves it out: SumThenNormalize sums the weighted
-// rewards that applied (nansum; a row with none sums to 0);
-// NormalizeThenSum normalizes each reward within its group over the rows
-// it applied to (nanmean and the unbiased nanstd), and a reward that
-// applied to fewer than two rows of a group (its nanstd is NaN) adds
-// nothing to that group's rows.
+// rewards that applied (nansum); NormalizeThenSum normalizes each reward
+// within its group over the rows it applied to (nanmean and the unbiased
+// nanstd), and a reward that applied to fewer than two rows of a group
+// (its nanstd is NaN) adds nothing to that group's rows. A row no reward
+// applied to is unscorable: its R is NaN, it is left out of every mean and
+// σ (the baseline, the group's and the batch's σ), and its advantage is 0.
+// Where a σ has fewer than two rows to go on it is NaN, as TRL's nanstd,
+// and the advantages it would divide are 0.
 func RewardAdvantages(scores [][]float64, weights []float64, g int, scale ScaleRewards, agg Aggregation) (Advantages, error) {
 	if g < 2 {
 		return Advantages{}, fmt.Errorf("grpo: advantages: group size %d; it must be at least 2", g)
@@ -127,30 +134,37 @@ func RewardAdvantages(scores [][]float64, weights []float64, g int, scale ScaleR
 		Std:       make([]float64, n),
 		ZeroStd:   make([]bool, n/g),
 	}
-	sum := make([]float64, n) // weighted sum of the raw rewards
+	// Weighted sum of the raw rewards that applied; NaN for a row none
+	// applied to.
+	sum := make([]float64, n)
 	for i, row := range scores {
+		applied := false
 		for k, r := range row {
 			if !math.IsNaN(r) {
 				sum[i] += weights[k] * r
+				applied = true
 			}
+		}
+		if !applied {
+			sum[i] = math.NaN()
 		}
 	}
 	for k := 0; k < n/g; k++ {
-		_, std := MeanStd(sum[k*g : (k+1)*g])
+		_, std := NanMeanStd(sum[k*g : (k+1)*g])
 		for i := k * g; i < (k+1)*g; i++ {
 			a.GroupStd[i] = std
 		}
-		a.ZeroStd[k] = ZeroStd(std)
+		a.ZeroStd[k] = math.IsNaN(std) || ZeroStd(std)
 	}
 	switch agg {
 	case SumThenNormalize:
 		copy(a.Rewards, sum)
 		var batchStd float64
 		if scale == ScaleBatch {
-			_, batchStd = MeanStd(sum)
+			_, batchStd = NanMeanStd(sum)
 		}
 		for k := 0; k < n/g; k++ {
-			mean, _ := MeanStd(sum[k*g : (k+1)*g])
+			mean, _ := NanMeanStd(sum[k*g : (k+1)*g])
 			for i := k * g; i < (k+1)*g; i++ {
 				a.GroupMean[i] = mean
 				a.Std[i] = a.GroupStd[i]
@@ -184,7 +198,12 @@ func RewardAdvantages(scores [][]float64, weights []float64, g int, scale ScaleR
 				}
 			}
 		}
-		mean, std := MeanStd(a.Rewards)
+		for i, s := range sum {
+			if math.IsNaN(s) {
+				a.Rewards[i] = math.NaN() // unscorable
+			}
+		}
+		mean, std := NanMeanStd(a.Rewards)
 		for i, r := range a.Rewards {
 			a.GroupMean[i], a.Std[i] = mean, std
 			a.Values[i] = (r - mean) / (std + AdvantageEps)
@@ -192,7 +211,38 @@ func RewardAdvantages(scores [][]float64, weights []float64, g int, scale ScaleR
 	default:
 		return Advantages{}, fmt.Errorf("grpo: advantages: unknown multi_objective_aggregation %q", agg)
 	}
+	for i, v := range a.Values {
+		if math.IsNaN(v) {
+			a.Values[i] = 0 // TRL's nan_to_num: unscorable rows, σ of fewer than two rows
+		}
+	}
 	return a, nil
+}
+
+// NanMeanStd returns the mean and the N−1 standard deviation of the
+// values of xs that are not NaN (torch.nanmean and TRL's nanstd): the mean
+// is NaN when there are none, the σ when there are fewer than two.
+func NanMeanStd(xs []float64) (mean, std float64) {
+	var n, sum float64
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			n, sum = n+1, sum+x
+		}
+	}
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	mean = sum / n
+	if n < 2 {
+		return mean, math.NaN()
+	}
+	var ss float64
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			ss += (x - mean) * (x - mean)
+		}
+	}
+	return mean, math.Sqrt(ss / (n - 1))
 }
 
 // MeanStd returns the mean and the N−1 standard deviation of xs

@@ -10,10 +10,11 @@ import (
 
 // trlAdvantages is TRL 1.10's advantage computation from rewards_per_func
 // (NaN where a reward function returned None), transcribed from
-// GRPOTrainer._generate_and_score_completions in float64: torch's nansum,
-// nanmean, std (unbiased) and trl.trainer.utils.nanstd (unbiased:
-// variance × count/(count−1), so NaN for a single value). It shares no
-// code with RewardAdvantages.
+// GRPOTrainer._generate_and_score_completions (TRL at f2cd577) in
+// float64: torch's nansum and nanmean, trl.trainer.utils.nanstd (unbiased:
+// variance × count/(count−1), so NaN for a single value), the unscorable
+// rows (every reward None) set to NaN before the baselines, and
+// nan_to_num on the advantages. It shares no code with RewardAdvantages.
 func trlAdvantages(rpf [][]float64, w []float64, g int, scale ScaleRewards, agg Aggregation) []float64 {
 	n, nk := len(rpf), len(w)
 	nanmean := func(xs []float64) float64 {
@@ -37,14 +38,6 @@ func trlAdvantages(rpf [][]float64, w []float64, g int, scale ScaleRewards, agg 
 		v *= c / (c - 1) // 0 × Inf = NaN for one value
 		return math.Sqrt(v)
 	}
-	std := func(xs []float64) float64 { // torch.std: unbiased
-		m := nanmean(xs)
-		v := 0.0
-		for _, x := range xs {
-			v += (x - m) * (x - m)
-		}
-		return math.Sqrt(v / float64(len(xs)-1))
-	}
 	nansumRow := func(row []float64) float64 {
 		s := 0.0
 		for k, r := range row {
@@ -54,17 +47,32 @@ func trlAdvantages(rpf [][]float64, w []float64, g int, scale ScaleRewards, agg 
 		}
 		return s
 	}
+	// A row every reward function returned None for is unscorable: its
+	// reward is NaN, out of every nanmean and nanstd, and its advantage is
+	// 0 (nan_to_num at the end).
+	unscorable := make([]bool, n)
+	for i, row := range rpf {
+		unscorable[i] = true
+		for _, r := range row {
+			if !math.IsNaN(r) {
+				unscorable[i] = false
+			}
+		}
+	}
 	adv := make([]float64, n)
 	switch agg {
 	case SumThenNormalize:
 		rewards := make([]float64, n)
 		for i := range rpf {
 			rewards[i] = nansumRow(rpf[i])
+			if unscorable[i] {
+				rewards[i] = math.NaN()
+			}
 		}
-		batchStd := std(rewards)
+		batchStd := nanstd(rewards)
 		for i := range rewards {
 			grp := rewards[i/g*g : i/g*g+g]
-			s := std(grp)
+			s := nanstd(grp) // scale group or none (num_generations > 1)
 			if scale == ScaleBatch {
 				s = batchStd
 			}
@@ -93,10 +101,18 @@ func trlAdvantages(rpf [][]float64, w []float64, g int, scale ScaleRewards, agg 
 		rewards := make([]float64, n)
 		for i := range norm {
 			rewards[i] = nansumRow(norm[i])
+			if unscorable[i] {
+				rewards[i] = math.NaN()
+			}
 		}
-		m, s := nanmean(rewards), std(rewards)
+		m, s := nanmean(rewards), nanstd(rewards)
 		for i := range rewards {
 			adv[i] = (rewards[i] - m) / (s + 1e-4)
+		}
+	}
+	for i, x := range adv {
+		if math.IsNaN(x) {
+			adv[i] = 0
 		}
 	}
 	return adv
@@ -133,13 +149,16 @@ func TestOptionalRewardsTRL(t *testing.T) {
 	}
 	nan := math.NaN()
 	// Which entries are None: row → columns. Row 1 has no reward at all
-	// (TRL warns; its rewards sum to 0); reward 2 applies to one row only
-	// of group 0 (its nanstd is NaN there).
+	// (TRL warns; it is unscorable: out of the baseline, advantage 0);
+	// reward 2 applies to one row only of group 0 (its nanstd is NaN
+	// there); group 1 has a single scorable row, then none.
 	patterns := map[string]map[int][]int{
-		"none":            {},
-		"one missing":     {4: {1}},
-		"row without any": {1: {0, 1}, 5: {1}},
-		"single in group": {0: {1}, 1: {1}, 3: {0}},
+		"none":             {},
+		"one missing":      {4: {1}},
+		"row without any":  {1: {0, 1}, 5: {1}},
+		"single in group":  {0: {1}, 1: {1}, 3: {0}},
+		"one scorable row": {3: {0, 1}, 4: {0, 1}},
+		"group unscorable": {3: {0, 1}, 4: {0, 1}, 5: {0, 1}},
 	}
 	if len(gold.Sets) < 7 {
 		t.Fatalf("%d advantage sets", len(gold.Sets))
@@ -178,5 +197,31 @@ func TestOptionalRewardsTRL(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestUnscorableRows: a row no reward applied to has advantage 0 and is
+// out of its group's baseline and σ; a group with fewer than two scored
+// rows has a NaN σ, which frac_reward_zero_std does not count as zero (as
+// torch.isclose) but ZeroStd marks as carrying no signal.
+func TestUnscorableRows(t *testing.T) {
+	nan := math.NaN()
+	scores := [][]float64{{1}, {3}, {nan}, {2}, {nan}, {nan}}
+	a, err := RewardAdvantages(scores, []float64{1}, 3, ScaleGroup, SumThenNormalize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := math.Sqrt2 // σ of {1, 3}
+	want := []float64{-1 / (s + AdvantageEps), 1 / (s + AdvantageEps), 0, 0, 0, 0}
+	for i := range want {
+		if !closeTo(a.Values[i], want[i], 1e-12, 1e-12) {
+			t.Errorf("advantage[%d] = %g, want %g", i, a.Values[i], want[i])
+		}
+	}
+	if a.GroupMean[0] != 2 || !closeTo(a.GroupStd[2], s, 1e-12, 0) || !math.IsNaN(a.Std[3]) || !math.IsNaN(a.Rewards[2]) {
+		t.Errorf("group means %v, stds %v, R %v", a.GroupMean, a.Std, a.Rewards)
+	}
+	if a.ZeroStd[0] || !a.ZeroStd[1] || a.FracZeroStd() != 0 || a.FracGroupsZeroStd() != 0.5 {
+		t.Errorf("ZeroStd %v, FracZeroStd %g, FracGroupsZeroStd %g", a.ZeroStd, a.FracZeroStd(), a.FracGroupsZeroStd())
 	}
 }

@@ -1,8 +1,7 @@
 package memplan
 
 import (
-	"fmt"
-	"io"
+	"log/slog"
 	"math"
 	"os"
 	"runtime"
@@ -61,8 +60,11 @@ type GCLimit struct {
 	stopped bool
 	high    int // consecutive collections that left the live heap at raiseAt or more
 	seen    int // collections seen (tests)
-	notes   []string
+	notes   []raise
 }
+
+// raise is a raise of the limit, for Report.
+type raise struct{ from, to, live int64 }
 
 // gcSentinel is garbage whose finalizer tells the watch that a collection
 // ran. It holds a pointer so that it is never tiny-allocated (tiny objects
@@ -89,8 +91,7 @@ func (g *GCLimit) collected() {
 	live := liveHeap()
 	if n, ok := g.observe(live); ok {
 		debug.SetMemoryLimit(n)
-		g.notes = append(g.notes, fmt.Sprintf("memplan: Go memory limit raised from %s to %s: the live heap (%s after a collection) needs more than the memory plan, and at the limit the collector runs back to back (GOMEMLIMIT sets a fixed limit)",
-			FormatBytes(g.limit), FormatBytes(n), FormatBytes(live)))
+		g.notes = append(g.notes, raise{from: g.limit, to: n, live: live})
 		g.limit = n
 	}
 	g.arm()
@@ -113,8 +114,9 @@ func (g *GCLimit) observe(live int64) (int64, bool) {
 	return n, true
 }
 
-// Report writes the notes of limits raised since the last report.
-func (g *GCLimit) Report(w io.Writer) {
+// Report logs the limits raised since the last report (level Info; nil
+// logger: slog.Default()).
+func (g *GCLimit) Report(logger *slog.Logger) {
 	if g == nil {
 		return
 	}
@@ -122,8 +124,12 @@ func (g *GCLimit) Report(w io.Writer) {
 	notes := g.notes
 	g.notes = nil
 	g.mu.Unlock()
+	if len(notes) > 0 && logger == nil {
+		logger = slog.Default()
+	}
 	for _, n := range notes {
-		fmt.Fprintln(w, n)
+		logger.Info("memplan: Go memory limit raised: the live heap after a collection needs more than the memory plan, and at the limit the collector runs back to back (GOMEMLIMIT sets a fixed limit)",
+			"from", FormatBytes(n.from), "to", FormatBytes(n.to), "live_heap", FormatBytes(n.live))
 	}
 }
 
@@ -166,8 +172,9 @@ func liveHeap() int64 {
 // counts. With a limit the collector runs, and returns memory to the
 // system, before the heap passes it. A limit set by the user — GOMEMLIMIT,
 // or debug.SetMemoryLimit in the program — is honoured: nothing changes
-// (nil watch).
-func LimitGC(w io.Writer, plan Plan, avail int64) *GCLimit {
+// (nil watch). The limit set is logged to logger (level Info; nil:
+// slog.Default()).
+func LimitGC(logger *slog.Logger, plan Plan, avail int64) *GCLimit {
 	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok || plan.Peak-plan.gcSlack() < minLimitedPeak {
 		return nil
 	}
@@ -181,8 +188,11 @@ func LimitGC(w io.Writer, plan Plan, avail int64) *GCLimit {
 	limit := gcLimit(plan.Peak-plan.gcSlack(), plan.resident(), int64(ms.Sys-ms.HeapIdle), avail)
 	g := &GCLimit{limit: limit, ceiling: limitCeiling(limit, avail)}
 	g.prev = debug.SetMemoryLimit(limit)
-	fmt.Fprintf(w, "memplan: Go memory limit %s for this run (the memory plan without its GC headroom; raised up to %s if the run needs more; GOMEMLIMIT overrides)\n",
-		FormatBytes(limit), FormatBytes(g.ceiling))
+	if logger == nil {
+		logger = slog.Default()
+	}
+	logger.Info("memplan: Go memory limit for this run: the memory plan without its GC headroom, raised up to the ceiling if the run needs more (GOMEMLIMIT overrides)",
+		"limit", FormatBytes(limit), "ceiling", FormatBytes(g.ceiling))
 	g.arm()
 	return g
 }

@@ -1,7 +1,7 @@
 package memplan
 
 import (
-	"io"
+	"log/slog"
 	"math"
 	"os"
 	"runtime"
@@ -151,13 +151,14 @@ func TestGCWatchRaises(t *testing.T) {
 		t.Errorf("limit %d after collections at the limit %d, want 1.25× the live heap", got, live)
 	}
 	var b strings.Builder
-	g.Report(&b)
-	if !strings.Contains(b.String(), "Go memory limit raised from") {
+	log := slog.New(slog.NewTextHandler(&b, nil))
+	g.Report(log)
+	if !strings.Contains(b.String(), "Go memory limit raised") || !strings.Contains(b.String(), "from=") {
 		t.Errorf("report %q: want a note of the raise", b.String())
 	}
 	b.Reset()
 	g.Restore()
-	g.Report(&b)
+	g.Report(log)
 	if b.Len() != 0 {
 		t.Errorf("report after restore %q: want nothing new", b.String())
 	}
@@ -199,7 +200,7 @@ func TestLimitGC(t *testing.T) {
 		t.Skip("the test process has a memory limit")
 	}
 	plan := Plan{Peak: 3 * gib, Items: []Item{{Name: "weights (bf16)", Bytes: gib}}}
-	w := LimitGC(io.Discard, plan, 20*gib)
+	w := LimitGC(slog.New(slog.DiscardHandler), plan, 20*gib)
 	if got := debug.SetMemoryLimit(-1); got < 3*gib || got > 4*gib {
 		t.Errorf("memory limit %d during the run, want about 3 GiB", got)
 	}
@@ -210,21 +211,21 @@ func TestLimitGC(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
 		t.Errorf("memory limit %d after the run, want none", got)
 	}
-	if w := LimitGC(io.Discard, Plan{Peak: gib / 2}, 20*gib); w != nil {
+	if w := LimitGC(slog.New(slog.DiscardHandler), Plan{Peak: gib / 2}, 20*gib); w != nil {
 		t.Errorf("a small run got a watch")
 	}
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
 		t.Errorf("a small run set memory limit %d", got)
 	}
 	t.Setenv("GOMEMLIMIT", "off")
-	LimitGC(io.Discard, plan, 20*gib).Restore()
+	LimitGC(slog.New(slog.DiscardHandler), plan, 20*gib).Restore()
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
 		t.Errorf("with GOMEMLIMIT set: memory limit %d", got)
 	}
 	os.Unsetenv("GOMEMLIMIT")
 	prev := debug.SetMemoryLimit(5 * gib)
 	defer debug.SetMemoryLimit(prev)
-	LimitGC(io.Discard, plan, 20*gib).Restore()
+	LimitGC(slog.New(slog.DiscardHandler), plan, 20*gib).Restore()
 	if got := debug.SetMemoryLimit(-1); got != 5*gib {
 		t.Errorf("memory limit %d, want the program's 5 GiB", got)
 	}

@@ -67,10 +67,12 @@ const notApplicable = 0x7ff8_4e41_4e41_0001
 
 // NotApplicable returns the score a reward gives a sample it does not
 // apply to (TRL's None): the reward is then left out for that sample, not
-// scored 0. The weighted total sums the rewards that applied (a sample
-// with none gets 0), the advantages leave it out as TRL 1.10 does, and the
-// reward's logged mean and std are over the samples it applied to. It is a
-// NaN: test for it with IsNotApplicable.
+// scored 0. The weighted total sums the rewards that applied, the
+// advantages leave it out as TRL 1.10 does, and the reward's logged mean
+// and std are over the samples it applied to. A sample no reward applied
+// to is unscorable, as in TRL: its total here is 0, but the trainer leaves
+// it out of the baselines and the logged reward, gives it advantage 0 and
+// warns. It is a NaN: test for it with IsNotApplicable.
 func NotApplicable() float64 { return math.Float64frombits(notApplicable) }
 
 // IsNotApplicable reports whether v is NotApplicable().

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 
@@ -40,6 +41,10 @@ type Options struct {
 	Progress io.Writer
 	// LoggingSteps is the steps between progress lines; default 10.
 	LoggingSteps int
+	// Logger receives the trainer's warnings (targets cut by
+	// Config.MaxCompletionLength, so that their end and EOS are not
+	// learned); nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Train runs supervised fine-tuning on data: Steps steps (or Epochs passes)
@@ -61,6 +66,7 @@ func (s *Trainer) Train(ctx context.Context, data dataset.Dataset, opts Options)
 		total = (max(1, opts.Epochs)*n + batch - 1) / batch
 	}
 	rows := make([]Pair, n)
+	cut, firstCut := 0, -1
 	for i := range rows {
 		ex, err := data.Example(i)
 		if err != nil {
@@ -79,6 +85,20 @@ func (s *Trainer) Train(ctx context.Context, data dataset.Dataset, opts Options)
 			return 0, fmt.Errorf("sft: example %d: %w", i, err)
 		}
 		rows[i] = Pair{PromptIDs: toInt32(p), CompletionIDs: toInt32(c)}
+		if len(c) > s.cfg.MaxCompletionLength {
+			if cut++; firstCut < 0 {
+				firstCut = i
+			}
+		}
+	}
+	if cut > 0 {
+		log := opts.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		log.Warn("sft: targets longer than max_completion_length are cut: their end and EOS are not learned (raise max_completion_length)",
+			"examples", cut, "of", n, "max_completion_length", s.cfg.MaxCompletionLength,
+			"first", firstCut, "tokens", len(rows[firstCut].CompletionIDs))
 	}
 	rng := rand.New(rand.NewPCG(uint64(s.cfg.Seed), 0x5f7))
 	var order []int

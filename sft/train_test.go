@@ -3,6 +3,7 @@ package sft_test
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -69,5 +70,41 @@ func TestSFTTrainThenEvaluate(t *testing.T) {
 		if strings.HasPrefix(v.Scope(), "/SFTAdamOptimizer") {
 			t.Errorf("Release left %s", v.ScopeAndName())
 		}
+	}
+}
+
+// TestSFTWarnsOfCutTargets: targets longer than MaxCompletionLength (their
+// EOS would never be learned) are one warning on Options.Logger, with the
+// count, and nothing on Progress.
+func TestSFTWarnsOfCutTargets(t *testing.T) {
+	m, tok, err := model.NewTiny(t.TempDir(), append([]string{"say"}, nameWords...), model.TinyConfig{Hidden: 16, Layers: 1}, 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := grpo.NewLMPolicy(m, nil, tok, &grpo.LMPolicyOptions{NoSpecialTokens: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := dataset.SliceDataset{
+		{Prompt: "say " + nameWords[0], Answer: nameWords[0]},
+		{Prompt: "say " + nameWords[1], Answer: nameWords[1] + " " + nameWords[2] + " " + nameWords[3]},
+	}
+	cfg := sft.DefaultConfig()
+	cfg.BatchSize, cfg.MaxCompletionLength = 2, 2
+	s, err := sft.New(p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress, log bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&log, nil))
+	if _, err := s.Train(context.Background(), data, sft.Options{Steps: 1, Progress: &progress, Logger: logger}); err != nil {
+		t.Fatal(err)
+	}
+	if got := log.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, "level=WARN") ||
+		!strings.Contains(got, "examples=1 of=2 max_completion_length=2 first=1 tokens=4") {
+		t.Errorf("log:\n%s", got)
+	}
+	if strings.Contains(progress.String(), "max_completion_length") {
+		t.Errorf("progress:\n%s", progress.String())
 	}
 }

@@ -33,10 +33,21 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
+	"github.com/grpokit/grpokit/internal/clilog"
 	"github.com/grpokit/grpokit/internal/interrupt"
 )
+
+// logOut is where the command's logger writes the library's warnings and
+// notes: os.Stderr (tests set it).
+var logOut io.Writer = os.Stderr
+
+// newLogger returns the command's logger: one "grpokit: warning: ..."
+// line per warning (and "grpokit: ..." per note) with its values as
+// key=value, on logOut.
+func newLogger() *slog.Logger { return clilog.New(logOut, "grpokit", slog.LevelInfo) }
 
 // commands maps each subcommand to its function; each lives in its own file.
 var commands = map[string]func(ctx context.Context, args []string, out io.Writer) error{
@@ -71,6 +82,9 @@ Run "grpokit COMMAND -h" for a command's flags.
 // SIGTERM), as a shell reports a process the signal ended, so that
 // "grpokit train && deploy" deploys nothing.
 func main() {
+	// Libraries called without a logger of their own log through
+	// slog.Default(): give it the command's lines.
+	slog.SetDefault(newLogger())
 	ctx, stop := interrupt.Context(context.Background())
 	err := run(ctx, os.Args[1:], os.Stdout)
 	sig, caught := interrupt.Caught(ctx)

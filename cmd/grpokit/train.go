@@ -331,6 +331,7 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 		return err
 	}
 	tr.Memory, tr.GCLimit, tr.OutputLock = &budget, true, lock
+	tr.Logger = newLogger() // warnings on stderr, progress on out
 	if c.LoggingSteps > 0 {
 		tr.Progress = out
 	}
@@ -420,7 +421,7 @@ func warmStart(ctx context.Context, c *runConfig, s *setup, out io.Writer) error
 	if c.LoggingSteps > 0 {
 		progress = out
 	}
-	if _, err := st.Train(ctx, s.train, sft.Options{Steps: c.SFT.Steps, Progress: progress, Target: target}); err != nil {
+	if _, err := st.Train(ctx, s.train, sft.Options{Steps: c.SFT.Steps, Progress: progress, Logger: newLogger(), Target: target}); err != nil {
 		return err
 	}
 	return st.Release()

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 
+	"github.com/grpokit/grpokit/internal/clilog"
 	"github.com/grpokit/grpokit/internal/interrupt"
 )
 
@@ -24,6 +27,10 @@ func Main[C any](cfg C, parse func(*C, []string) error, run func(context.Context
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	// The trainer's warnings and notes (its Logger is left nil) and the
+	// other libraries' go to slog.Default(): one readable line each on
+	// stderr, "gsm8k: warning: ...".
+	slog.SetDefault(clilog.New(os.Stderr, filepath.Base(os.Args[0]), slog.LevelInfo))
 	ctx, stop := interrupt.Context(context.Background())
 	defer stop()
 	stopProfile, err := startProfile(any(&cfg))

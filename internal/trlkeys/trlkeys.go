@@ -77,8 +77,6 @@ var grpo = map[string]rule{
 	"ref_model_mixup_alpha":                   inert("0.6", "used only with sync_ref_model"),
 	"ref_model_sync_steps":                    inert("512", "used only with sync_ref_model"),
 	"log_multimodal":                          inert("true", "log_completions writes every rollout to output_dir/rollouts.jsonl"),
-	"num_completions_to_print":                inert("null", "log_completions writes every rollout to output_dir/rollouts.jsonl"),
-	"log_unique_prompts":                      inert("false", "log_completions writes every rollout to output_dir/rollouts.jsonl"),
 	"log_completions_hub_repo":                only("null", whyHub),
 	"use_transformers_continuous_batching":    inert("false", whyVLLM),
 	"transformers_continuous_batching_config": inert("null", whyVLLM),

@@ -44,6 +44,20 @@ func readKeys(t *testing.T, name string) map[string]any {
 	return keys
 }
 
+// A TRL key that is a grpo.Config setting has no answer here: an answer
+// ("has no effect here") would contradict the setting that works.
+func TestNoAnswerForASetting(t *testing.T) {
+	fields := strictcfg.Fields(reflect.TypeFor[grpo.Config]())
+	for k, def := range readKeys(t, "trl-1.10-grpo-keys.tsv") {
+		if _, ok := fields[k]; !ok {
+			continue
+		}
+		if known, _, _ := trlkeys.Check(k, def); known {
+			t.Errorf("%q is a grpo.Config setting and also answered by trlkeys", k)
+		}
+	}
+}
+
 // Every key of TRL 1.10's GRPOConfig (TrainingArguments included) is
 // either a grpo.Config setting or answered here, and at TRL's default
 // value it is accepted: a TRL config written out whole loads.
