@@ -29,11 +29,12 @@ var _ ReferenceSyncer = (*LMPolicy)(nil)
 // policy's current weights: every reference weight r becomes α·p +
 // (1 − α)·r, in float32 as TRL's SyncRefModelCallback computes it on
 // float32 parameters (r·(1 − α), then plus α·p). It runs on the model's
-// backend, one executable over every weight, overwriting the reference's
-// buffers (no second copy of the weights). It is an error for a policy
-// with a LoRA adapter, whose reference is the base model without the
-// adapter, and before the reference copy exists (ReferenceContext makes
-// it).
+// backend as one executable over every weight, which is handed the
+// reference's buffers to overwrite (GoMLX's context.Exec donates the
+// variables it changes), so no second copy of the weights is made. It is
+// an error for a policy with a LoRA adapter, whose reference is the base
+// model without the adapter, and before the reference copy exists
+// (ReferenceContext makes it).
 func (p *LMPolicy) SyncReference(alpha float64) error {
 	if p.adapter != nil {
 		return errors.New("grpo: SyncReference: a LoRA policy's reference model is its base model without the adapter, not a copy of its own: there is nothing to sync")
