@@ -71,9 +71,9 @@
 // with Beta > 0 it computes the reference log-probs (LoRA: the base model
 // without the adapter, no second copy of the weights; full fine-tuning: a
 // frozen copy, which Config.SyncRefModel moves toward the policy every
-// RefModelSyncSteps steps), and with NumIterations > 1 the old log-probs. Rows are
-// packed into micro-batches padded to power-of-two prompt and completion
-// lengths, so one compiled graph per shape serves every step; each
+// RefModelSyncSteps steps), and with NumIterations > 1 the old log-probs.
+// Rows are packed into micro-batches padded to power-of-two prompt and
+// completion lengths, so one compiled graph per shape serves every step; each
 // micro-batch runs one graph that adds its gradients and, on the last one,
 // clips their global norm and takes the AdamW step. The learning rate
 // (warmup, then linear, cosine or constant) is fed through the optimizer's
