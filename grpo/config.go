@@ -133,9 +133,19 @@ type Config struct {
 	// generation_kwargs do (see ApplyGenerationKwargs). Default nil. TRL:
 	// generation_kwargs.
 	GenerationKwargs map[string]any `json:"generation_kwargs"`
-	// MaskTruncatedCompletions leaves completions that hit
-	// MaxCompletionLength without EOS out of the loss. Default false.
-	// TRL: mask_truncated_completions.
+	// MaskTruncatedCompletions leaves truncated completions out of the
+	// loss, as TRL 1.10 does: those that MaxCompletionLength cut before a
+	// stop token (for a tool-calling trajectory, a model turn cut by the
+	// budget). Their tokens leave the loss, the KL and entropy terms and
+	// the token counts that normalize them (dapo's num_items_in_batch);
+	// the rows still count among the rows (grpo's mean over rows, dr_grpo's
+	// rows × MaxCompletionLength), in the group's advantages and in the
+	// metrics (completions/clipped_ratio is their share). TRL calls a
+	// completion truncated when its last token is neither EOS nor the pad
+	// token; here it is one that no stop id ended (the tokenizer's EOS
+	// ids, generation_config's included), which is the same whenever the
+	// stop ids are EOS and pad. Default false. TRL:
+	// mask_truncated_completions.
 	MaskTruncatedCompletions bool `json:"mask_truncated_completions"`
 
 	// Beta weights the KL term (k3 estimator) against the reference model,
