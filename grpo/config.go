@@ -143,9 +143,11 @@ type Config struct {
 	// metrics (completions/clipped_ratio is their share). TRL calls a
 	// completion truncated when its last token is neither EOS nor the pad
 	// token; here it is one that no stop id ended (the tokenizer's EOS
-	// ids, generation_config's included), which is the same whenever the
-	// stop ids are EOS and pad. Default false. TRL:
-	// mask_truncated_completions.
+	// ids, generation_config's included). The two differ only for a
+	// completion cut at the limit just after a pad token the model
+	// generated (TRL: ended) and one ended by a stop id that is neither
+	// EOS nor pad, such as Llama 3's <|eom_id|> (TRL: truncated). Default
+	// false. TRL: mask_truncated_completions.
 	MaskTruncatedCompletions bool `json:"mask_truncated_completions"`
 
 	// Beta weights the KL term (k3 estimator) against the reference model,
