@@ -295,8 +295,9 @@ type savedVar struct {
 const maxSavedElements = 1 << 34
 
 // decodeVariables reads variables.gob or reference.gob (name, for the
-// errors; the layout writeVariables writes) without trusting it: shapes, dtypes and data lengths are checked
-// before anything is allocated from them.
+// errors; the layout writeVariables writes) without trusting it: shapes,
+// dtypes and data lengths are checked before anything is allocated from
+// them.
 func decodeVariables(r io.Reader, name string) (vars []savedVar, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -552,11 +553,7 @@ func (t *Trainer) Resume(path string) error {
 // function that sets them (creating optimizer state not built yet).
 func (t *Trainer) planVariables(vars []savedVar) (func() error, error) {
 	ctx := t.policy.Context()
-	type set struct {
-		v     *mlctx.Variable
-		saved savedVar
-	}
-	var sets []set
+	var sets []variableSet
 	var creates []savedVar
 	loaded := map[*mlctx.Variable]bool{}
 	var errs []error
@@ -570,7 +567,7 @@ func (t *Trainer) planVariables(vars []savedVar) (func() error, error) {
 			errs = append(errs, fmt.Errorf("variable %s: checkpoint shape %s, policy shape %s", v.ScopeAndName(), sv.value.Shape(), v.Shape()))
 			continue
 		}
-		sets = append(sets, set{v, sv})
+		sets = append(sets, variableSet{v, sv})
 		loaded[v] = true
 	}
 	for _, v := range t.policy.TrainableVariables() {
@@ -582,10 +579,8 @@ func (t *Trainer) planVariables(vars []savedVar) (func() error, error) {
 		return nil, err
 	}
 	return func() error {
-		for _, s := range sets {
-			if err := s.v.SetValue(s.saved.value); err != nil {
-				return fmt.Errorf("variable %s: %w", s.v.ScopeAndName(), err)
-			}
+		if err := setValues(sets); err != nil {
+			return err
 		}
 		for _, sv := range creates {
 			// Optimizer state not built yet: create it with its value; the
@@ -600,44 +595,46 @@ func (t *Trainer) planVariables(vars []savedVar) (func() error, error) {
 // the reference model's context ctx, one for one with equal shapes, and
 // returns the function that sets them.
 func planReference(ctx *mlctx.Context, vars []savedVar) (func() error, error) {
-	saved := map[string]savedVar{}
-	for _, sv := range vars {
-		saved[sv.scope+"\x00"+sv.name] = sv
-	}
-	type set struct {
-		v     *mlctx.Variable
-		saved savedVar
-	}
-	var sets []set
+	var sets []variableSet
+	loaded := map[*mlctx.Variable]bool{}
 	var errs []error
-	for v := range ctx.IterVariables() {
-		key := v.Scope() + "\x00" + v.Name()
-		sv, ok := saved[key]
-		if !ok {
-			errs = append(errs, fmt.Errorf("reference variable %s is not in the checkpoint", v.ScopeAndName()))
-			continue
-		}
-		delete(saved, key)
-		if !v.Shape().Equal(sv.value.Shape()) {
+	for _, sv := range vars {
+		v := ctx.GetVariableByScopeAndName(sv.scope, sv.name)
+		switch {
+		case v == nil:
+			errs = append(errs, fmt.Errorf("variable %s/%s is not in the reference model", sv.scope, sv.name))
+		case !v.Shape().Equal(sv.value.Shape()):
 			errs = append(errs, fmt.Errorf("reference variable %s: checkpoint shape %s, model shape %s", v.ScopeAndName(), sv.value.Shape(), v.Shape()))
-			continue
+		default:
+			sets = append(sets, variableSet{v, sv})
+			loaded[v] = true
 		}
-		sets = append(sets, set{v, sv})
 	}
-	for _, sv := range saved {
-		errs = append(errs, fmt.Errorf("variable %s/%s is not in the reference model", sv.scope, sv.name))
+	for v := range ctx.IterVariables() {
+		if !loaded[v] {
+			errs = append(errs, fmt.Errorf("reference variable %s is not in the checkpoint", v.ScopeAndName()))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return func() error {
-		for _, s := range sets {
-			if err := s.v.SetValue(s.saved.value); err != nil {
-				return fmt.Errorf("variable %s: %w", s.v.ScopeAndName(), err)
-			}
+	return func() error { return setValues(sets) }, nil
+}
+
+// variableSet is a variable and the value a checkpoint saved for it.
+type variableSet struct {
+	v     *mlctx.Variable
+	saved savedVar
+}
+
+// setValues sets each variable to its saved value.
+func setValues(sets []variableSet) error {
+	for _, s := range sets {
+		if err := s.v.SetValue(s.saved.value); err != nil {
+			return fmt.Errorf("variable %s: %w", s.v.ScopeAndName(), err)
 		}
-		return nil
-	}, nil
+	}
+	return nil
 }
 
 // configDiff names the JSON fields in which two configs differ, ignoring
