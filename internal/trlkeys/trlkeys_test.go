@@ -78,14 +78,7 @@ func TestEveryTRLKeyAnswered(t *testing.T) {
 // A key that is a grpo.Config setting has no answer here: the answer
 // would contradict the setting (or never be read).
 func TestNoAnswerForSettings(t *testing.T) {
-	raw, err := json.Marshal(grpo.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ours map[string]any
-	if err := json.Unmarshal(raw, &ours); err != nil {
-		t.Fatal(err)
-	}
+	ours := defaults(t)
 	for k := range strictcfg.Fields(reflect.TypeFor[grpo.Config]()) {
 		if known, _, _ := trlkeys.Check(k, ours[k]); known {
 			t.Errorf("%q is a grpo.Config setting and also answered by trlkeys", k)
