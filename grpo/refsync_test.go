@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -315,10 +316,33 @@ func TestRefSyncResumeChecksReference(t *testing.T) {
 	if _, _, err := runRefSync(t, cfg, false, -1); err != nil {
 		t.Fatal(err)
 	}
-	cd, err := readCheckpoint(filepath.Join(cfg.OutputDir, checkpoint.Name(2)))
+	src := filepath.Join(cfg.OutputDir, checkpoint.Name(2))
+	cd, err := readCheckpoint(src)
 	if err != nil {
 		t.Fatal(err)
 	}
+
+	// A complete checkpoint folder (its own manifest) without the
+	// reference weights is not a checkpoint of this run.
+	other := t.TempDir()
+	if _, err := checkpoint.Write(other, 2, func(dir string) error {
+		for _, name := range []string{stateFile, variablesFile} {
+			data, err := os.ReadFile(filepath.Join(src, name))
+			if err != nil {
+				return err
+			}
+			if err := checkpoint.WriteFileSync(filepath.Join(dir, name), data); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LatestCheckpoint(other); !errors.Is(err, checkpoint.ErrCorrupt) || !strings.Contains(err.Error(), referenceFile) {
+		t.Errorf("a checkpoint without %s: %v, want it corrupt, naming the file", referenceFile, err)
+	}
+
 	p := refSyncPolicy(t)
 	if _, err := NewTrainer(p, cfg, refSyncRewards...); err != nil {
 		t.Fatal(err)
