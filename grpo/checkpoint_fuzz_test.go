@@ -39,7 +39,7 @@ func FuzzCheckpointReaders(f *testing.F) {
 		if st, err := parseState(data); err == nil && (st.Step < 0 || st.Config.NumIterations < 1) {
 			t.Fatalf("state %+v accepted", st)
 		}
-		if vs, err := decodeVariables(bytes.NewReader(data)); err == nil {
+		if vs, err := decodeVariables(bytes.NewReader(data), variablesFile); err == nil {
 			for _, v := range vs {
 				if v.value == nil {
 					t.Fatal("nil tensor without an error")

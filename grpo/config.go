@@ -133,9 +133,21 @@ type Config struct {
 	// generation_kwargs do (see ApplyGenerationKwargs). Default nil. TRL:
 	// generation_kwargs.
 	GenerationKwargs map[string]any `json:"generation_kwargs"`
-	// MaskTruncatedCompletions leaves completions that hit
-	// MaxCompletionLength without EOS out of the loss. Default false.
-	// TRL: mask_truncated_completions.
+	// MaskTruncatedCompletions leaves truncated completions out of the
+	// loss, as TRL 1.10 does: those that MaxCompletionLength cut before a
+	// stop token (for a tool-calling trajectory, a model turn cut by the
+	// budget). Their tokens leave the loss, the KL and entropy terms and
+	// the token counts that normalize them (dapo's num_items_in_batch);
+	// the rows still count among the rows (grpo's mean over rows, dr_grpo's
+	// rows × MaxCompletionLength), in the group's advantages and in the
+	// metrics (completions/clipped_ratio is their share). TRL calls a
+	// completion truncated when its last token is neither EOS nor the pad
+	// token; here it is one that no stop id ended (the tokenizer's EOS
+	// ids, generation_config's included). The two differ only for a
+	// completion cut at the limit just after a pad token the model
+	// generated (TRL: ended) and one ended by a stop id that is neither
+	// EOS nor pad, such as Llama 3's <|eom_id|> (TRL: truncated). Default
+	// false. TRL: mask_truncated_completions.
 	MaskTruncatedCompletions bool `json:"mask_truncated_completions"`
 
 	// Beta weights the KL term (k3 estimator) against the reference model,
@@ -143,6 +155,26 @@ type Config struct {
 	// fine-tuning). Default 0: no reference log-probs are computed.
 	// TRL: beta.
 	Beta float64 `json:"beta"`
+	// SyncRefModel moves the reference model toward the policy every
+	// RefModelSyncSteps optimizer steps, as TR-DPO (Gorbatovski et al.,
+	// 2024) and TRL's SyncRefModelCallback do: after step k with k a
+	// multiple of RefModelSyncSteps, every reference weight becomes
+	// RefModelMixupAlpha × the policy's + (1 − RefModelMixupAlpha) × its
+	// own, in float32. It needs Beta ≠ 0 (with Beta 0 there is no
+	// reference model) and a reference of its own: full fine-tuning's
+	// copy. A LoRA policy's reference is its base model without the
+	// adapter, so NewTrainer refuses it, as TRL refuses a PEFT model.
+	// Checkpoints then hold the reference weights too. Default false.
+	// TRL: sync_ref_model.
+	SyncRefModel bool `json:"sync_ref_model"`
+	// RefModelMixupAlpha is TR-DPO's α, the policy's share in each
+	// reference update (SyncRefModel), in [0, 1]: 1 copies the policy, 0
+	// keeps the reference. Default 0.6. TRL: ref_model_mixup_alpha.
+	RefModelMixupAlpha float64 `json:"ref_model_mixup_alpha"`
+	// RefModelSyncSteps is TR-DPO's τ, the optimizer steps between
+	// reference updates (SyncRefModel); at least 1. Default 512. TRL:
+	// ref_model_sync_steps.
+	RefModelSyncSteps int `json:"ref_model_sync_steps"`
 	// Epsilon is the lower clip bound: ratios below 1-Epsilon are clipped.
 	// Default 0.2. TRL: epsilon.
 	Epsilon float64 `json:"epsilon"`
@@ -372,6 +404,8 @@ func DefaultConfig() Config {
 		MaxPromptLength:           512,
 		MaxCompletionLength:       512,
 		Sampling:                  model.Sampling{Temperature: 1.0, TopP: 1.0, RepetitionPenalty: 1.0},
+		RefModelMixupAlpha:        0.6,
+		RefModelSyncSteps:         512,
 		Epsilon:                   0.2,
 		LossType:                  loss.DAPO,
 		ImportanceSamplingLevel:   loss.LevelToken,
@@ -518,6 +552,17 @@ func (c Config) Validate() error {
 	}
 	if !(c.Beta >= 0) || !finite(c.Beta) {
 		bad("Beta", c.Beta, "must be a finite number ≥ 0")
+	}
+	if c.SyncRefModel {
+		if c.Beta == 0 {
+			bad("SyncRefModel", true, "needs Beta ≠ 0: with beta 0 no reference model is used, so there is nothing to sync (set sync_ref_model false or beta > 0)")
+		}
+		if !(c.RefModelMixupAlpha >= 0 && c.RefModelMixupAlpha <= 1) {
+			bad("RefModelMixupAlpha", c.RefModelMixupAlpha, "must be in [0, 1] (the policy's share in each reference update)")
+		}
+		if c.RefModelSyncSteps < 1 {
+			bad("RefModelSyncSteps", c.RefModelSyncSteps, "must be at least 1 (optimizer steps between reference updates)")
+		}
 	}
 	if !(c.Epsilon > 0 && c.Epsilon < 1) {
 		bad("Epsilon", c.Epsilon, "must be in (0, 1)")

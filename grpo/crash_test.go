@@ -76,13 +76,15 @@ func crashAt(spec string, startStep, maxSteps int) reward.Func {
 
 // crashConfig is a run with everything a checkpoint must carry (AdamW,
 // warmup and decay, accumulation, rollouts shared by NumIterations steps,
-// KL) and a checkpoint every 2 steps, long enough to be killed mid-way.
+// KL against a reference that sync_ref_model moves every 4 steps) and a
+// checkpoint every 3 steps, long enough to be killed mid-way.
 func crashConfig(dir string) grpo.Config {
 	cfg := grpo.DefaultConfig()
 	cfg.NumGenerations, cfg.BatchSize, cfg.GradientAccumulationSteps = 4, 4, 2
 	cfg.MaxCompletionLength, cfg.MaxPromptLength = 3, 8
 	cfg.LearningRate, cfg.WarmupSteps = 0.1, 3
 	cfg.MaxSteps, cfg.NumIterations, cfg.Beta = 30, 2, 0.04
+	cfg.SyncRefModel, cfg.RefModelSyncSteps = true, 4
 	cfg.LoggingSteps, cfg.SaveSteps, cfg.SaveTotalLimit = 0, 3, 2
 	cfg.OutputDir = dir
 	return cfg
@@ -145,7 +147,7 @@ func TestCrashChild(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "final.txt"), []byte(fmt.Sprint(p.Table())), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "final.txt"), []byte(fmt.Sprint(p.Table(), p.Reference())), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -176,7 +178,7 @@ func TestCrashResume(t *testing.T) {
 	}
 	runTime := time.Since(start)
 	stepTime := runTime / time.Duration(crashConfig(refDir).MaxSteps)
-	want := fmt.Sprint(p.Table())
+	want := fmt.Sprint(p.Table(), p.Reference())
 	wantMs, err := grpo.ReadMetrics(filepath.Join(refDir, checkpoint.MetricsFile))
 	if err != nil {
 		t.Fatal(err)

@@ -71,9 +71,10 @@
 // NumGenerations completions of each, scores them and computes advantages;
 // with Beta > 0 it computes the reference log-probs (LoRA: the base model
 // without the adapter, no second copy of the weights; full fine-tuning: a
-// frozen copy), and with NumIterations > 1 the old log-probs. Rows are
-// packed into micro-batches padded to power-of-two prompt and completion
-// lengths, so one compiled graph per shape serves every step; each
+// frozen copy, which Config.SyncRefModel moves toward the policy every
+// RefModelSyncSteps steps), and with NumIterations > 1 the old log-probs.
+// Rows are packed into micro-batches padded to power-of-two prompt and
+// completion lengths, so one compiled graph per shape serves every step; each
 // micro-batch runs one graph that adds its gradients and, on the last one,
 // clips their global norm and takes the AdamW step. The learning rate
 // (warmup, then linear, cosine or constant) is fed through the optimizer's
@@ -89,7 +90,8 @@
 // on Trainer.Logger, a *slog.Logger (nil: slog.Default()), with their
 // values as attributes.
 // Checkpoints (Save, Resume) hold the trainable weights, the optimizer
-// state, the RNG state, the step and the config; a run resumed from one
+// state, the RNG state, the step, the config and, with SyncRefModel, the
+// reference weights; a run resumed from one
 // continues bit for bit as the uninterrupted run. They are crash-consistent:
 // a manifest of every file's size and SHA-256 is written last and the
 // folder renamed into place, so LatestCheckpoint finds the newest complete

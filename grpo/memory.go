@@ -95,7 +95,16 @@ func (c Config) MemorySettings() memplan.Training {
 		GenerationBatchSize: c.EffectiveGenerationBatchSize(), NumGenerations: c.NumGenerations,
 		MaxPromptLength: c.MaxPromptLength, MaxCompletionLength: c.MaxCompletionLength,
 		Beta: c.Beta, GradientCheckpointing: c.GradientCheckpointing, LogitsChunkSize: c.LogitsChunkSize,
+		RefModelSyncSteps: c.refModelSyncSteps(),
 	}
+}
+
+// refModelSyncSteps returns RefModelSyncSteps with SyncRefModel, else 0.
+func (c Config) refModelSyncSteps() int {
+	if !c.SyncRefModel {
+		return 0
+	}
+	return c.RefModelSyncSteps
 }
 
 // planMemory prints the memory plan before step 0 and checks it against

@@ -54,7 +54,7 @@ func (t *Trainer) prepareOutputDir() error {
 		return nil
 	}
 	t.rel.lastSave = time.Now()
-	if err := checkpoint.Tidy(dir, stateFile, variablesFile); err != nil {
+	if err := checkpoint.Tidy(dir, requiredFiles(t.cfg)...); err != nil {
 		return fmt.Errorf("grpo: output dir: %w", err)
 	}
 	if t.rel.resumed {

@@ -28,8 +28,9 @@ type Policy interface {
 	// for in.Tokens [B, P+C], the logits at positions P−1 … P+C−2,
 	// shaped [B, C, V] (float32). With in.Reference set it builds the
 	// reference model instead: the base model without adapters (LoRA), or a
-	// frozen copy of the initial weights (full fine-tuning). This is a
-	// graph building function and panics on error.
+	// frozen copy of the initial weights (full fine-tuning; see
+	// ReferenceSyncer for Config.SyncRefModel). This is a graph building
+	// function and panics on error.
 	Logits(ctx *mlctx.Context, in LogitsInputs) *graph.Node
 
 	// Context returns the GoMLX context that holds the policy's variables.

@@ -38,6 +38,9 @@ type LMPolicy struct {
 	tok     *tokenizer.Pretrained
 	opts    LMPolicyOptions
 	ref     *model.Model // full fine-tuning's frozen copy; nil with an adapter
+	// syncExec mixes the policy's weights into ref (SyncReference), made
+	// on first use.
+	syncExec *mlctx.Exec
 }
 
 var (

@@ -3,6 +3,7 @@ package grpo_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -35,6 +36,13 @@ func resumeConfig(t *testing.T) grpo.Config {
 
 func run(t *testing.T, cfg grpo.Config, resume bool, cancelAt int) ([]float32, []grpo.Metrics, error) {
 	t.Helper()
+	table, _, ms, err := runRef(t, cfg, resume, cancelAt)
+	return table, ms, err
+}
+
+// runRef is run that also returns the final reference table.
+func runRef(t *testing.T, cfg grpo.Config, resume bool, cancelAt int) (table, ref []float32, ms []grpo.Metrics, err error) {
+	t.Helper()
 	p := newPolicy(t)
 	tr, err := grpo.NewTrainer(p, cfg, reward.Named{Name: "exact", Weight: 1, Scorer: exact})
 	if err != nil {
@@ -51,7 +59,6 @@ func run(t *testing.T, cfg grpo.Config, resume bool, cancelAt int) ([]float32, [
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var ms []grpo.Metrics
 	tr.OnStep = func(m grpo.Metrics) {
 		ms = append(ms, m)
 		if int(m["step"]) == cancelAt {
@@ -59,54 +66,71 @@ func run(t *testing.T, cfg grpo.Config, resume bool, cancelAt int) ([]float32, [
 		}
 	}
 	err = tr.Train(ctx, sayDataset())
-	return p.Table(), ms, err
+	return p.Table(), p.Reference(), ms, err
 }
 
 // TestResumeBitExact kills a run after step 3 (context cancellation saves a
 // checkpoint), resumes it in a fresh trainer and policy, and checks that
 // steps 4–6 and the final weights equal those of an uninterrupted run bit
-// for bit.
+// for bit. With sync_ref_model the reference moves at steps 2, 4 and 6:
+// the checkpoint carries it past the first sync and the resumed run syncs
+// again.
 func TestResumeBitExact(t *testing.T) {
-	cfg := resumeConfig(t)
-	want, wantMs, err := run(t, cfg, false, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	cfg.OutputDir = t.TempDir()
-	_, _, err = run(t, cfg, false, 3)
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled run returned %v, want context.Canceled", err)
-	}
-	if path, err := grpo.LatestCheckpoint(cfg.OutputDir); err != nil || filepath.Base(path) != "checkpoint-3" {
-		t.Fatalf("latest checkpoint %q, %v; want checkpoint-3", path, err)
-	}
-	got, gotMs, err := run(t, cfg, true, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(gotMs) != 3 {
-		t.Fatalf("resumed run took %d steps, want 3", len(gotMs))
-	}
-	for i := range want {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("weight %d = %v after resume, %v uninterrupted", i, got[i], want[i])
-		}
-	}
-	for i, m := range gotMs {
-		w := wantMs[3+i]
-		for _, k := range []string{"step", "loss", "reward", "grad_norm", "kl", "learning_rate", "num_tokens", "clip_ratio/region_mean"} {
-			if m[k] != w[k] {
-				t.Errorf("step %v: %s = %v resumed, %v uninterrupted", w["step"], k, m[k], w[k])
+	for _, sync := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sync_ref_model=%v", sync), func(t *testing.T) {
+			cfg := resumeConfig(t)
+			cfg.SyncRefModel, cfg.RefModelSyncSteps = sync, 2
+			want, wantRef, wantMs, err := runRef(t, cfg, false, -1)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	}
-	ms, err := grpo.ReadMetrics(filepath.Join(cfg.OutputDir, checkpoint.MetricsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ms) != 6 {
-		t.Errorf("metrics.jsonl has %d lines after resume, want 6", len(ms))
+
+			cfg.OutputDir = t.TempDir()
+			_, _, _, err = runRef(t, cfg, false, 3)
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("cancelled run returned %v, want context.Canceled", err)
+			}
+			if path, err := grpo.LatestCheckpoint(cfg.OutputDir); err != nil || filepath.Base(path) != "checkpoint-3" {
+				t.Fatalf("latest checkpoint %q, %v; want checkpoint-3", path, err)
+			}
+			got, gotRef, gotMs, err := runRef(t, cfg, true, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(gotMs) != 3 {
+				t.Fatalf("resumed run took %d steps, want 3", len(gotMs))
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("weight %d = %v after resume, %v uninterrupted", i, got[i], want[i])
+				}
+			}
+			moved, initial := false, newPolicy(t).Reference()
+			for i := range wantRef {
+				if math.Float32bits(gotRef[i]) != math.Float32bits(wantRef[i]) {
+					t.Fatalf("reference weight %d = %v after resume, %v uninterrupted", i, gotRef[i], wantRef[i])
+				}
+				moved = moved || wantRef[i] != initial[i]
+			}
+			if moved != sync {
+				t.Errorf("sync_ref_model %v, but the reference moved: %v", sync, moved)
+			}
+			for i, m := range gotMs {
+				w := wantMs[3+i]
+				for _, k := range []string{"step", "loss", "reward", "grad_norm", "kl", "learning_rate", "num_tokens", "clip_ratio/region_mean"} {
+					if m[k] != w[k] {
+						t.Errorf("step %v: %s = %v resumed, %v uninterrupted", w["step"], k, m[k], w[k])
+					}
+				}
+			}
+			ms, err := grpo.ReadMetrics(filepath.Join(cfg.OutputDir, checkpoint.MetricsFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ms) != 6 {
+				t.Errorf("metrics.jsonl has %d lines after resume, want 6", len(ms))
+			}
+		})
 	}
 }
 

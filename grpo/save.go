@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -39,7 +40,20 @@ const (
 	variablesFile = "variables.gob"
 	rolloutsFile  = "rollouts.gob"
 	policyDir     = "policy"
+	// referenceFile holds the reference model's weights when
+	// Config.SyncRefModel moves them away from the initial model.
+	referenceFile = "reference.gob"
 )
+
+// requiredFiles are the trainer's files every checkpoint of a run with
+// config c holds (rollouts.gob depends on the step as well).
+func requiredFiles(c Config) []string {
+	need := []string{stateFile, variablesFile}
+	if c.SyncRefModel {
+		need = append(need, referenceFile)
+	}
+	return need
+}
 
 // trainerState is trainer_state.json.
 type trainerState struct {
@@ -68,8 +82,9 @@ var saveHook func(stage string)
 // Save writes a checkpoint of the trainer to outputDir/checkpoint-<step>
 // and returns its path. The checkpoint holds the trainable weights, the
 // optimizer state (AdamW moments, step count, learning rate), the RNG
-// state, the data cursor (the step), the config and, when the next step
-// continues a generation batch (NumIterations > 1 or StepsPerGeneration >
+// state, the data cursor (the step), the config, with SyncRefModel the
+// reference model's weights and, when the next step continues a
+// generation batch (NumIterations > 1 or StepsPerGeneration >
 // GradientAccumulationSteps), that batch's rollouts: Resume from it
 // continues exactly as the run that wrote it would have.
 //
@@ -118,8 +133,13 @@ func (t *Trainer) writeCheckpoint(dir string) error {
 	if err := checkpoint.WriteFileSync(filepath.Join(dir, stateFile), state); err != nil {
 		return err
 	}
-	if err := t.saveVariables(filepath.Join(dir, variablesFile)); err != nil {
+	if err := writeVariables(filepath.Join(dir, variablesFile), t.savedVariables()); err != nil {
 		return err
+	}
+	if t.cfg.SyncRefModel {
+		if err := writeVariables(filepath.Join(dir, referenceFile), slices.Collect(t.refCtx.IterVariables())); err != nil {
+			return err
+		}
 	}
 	if t.buf != nil && t.cfg.midGeneration(t.step) {
 		if err := writeGob(filepath.Join(dir, rolloutsFile), t.buf); err != nil {
@@ -249,14 +269,15 @@ func (t *Trainer) savedVariables() []*mlctx.Variable {
 	return out
 }
 
-func (t *Trainer) saveVariables(path string) error {
+// writeVariables writes vars (scope, name and value each) to path with
+// encoding/gob and syncs it.
+func writeVariables(path string, vars []*mlctx.Variable) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	enc := gob.NewEncoder(f)
-	vars := t.savedVariables()
 	if err := enc.Encode(len(vars)); err != nil {
 		return err
 	}
@@ -285,31 +306,32 @@ type savedVar struct {
 // corrupted shape fails instead of allocating without end.
 const maxSavedElements = 1 << 34
 
-// decodeVariables reads variables.gob (the layout tensors.GobSerialize
-// writes) without trusting it: shapes, dtypes and data lengths are checked
-// before anything is allocated from them.
-func decodeVariables(r io.Reader) (vars []savedVar, err error) {
+// decodeVariables reads variables.gob or reference.gob (name, for the
+// errors; the layout writeVariables writes) without trusting it: shapes,
+// dtypes and data lengths are checked before anything is allocated from
+// them.
+func decodeVariables(r io.Reader, name string) (vars []savedVar, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			vars, err = nil, checkpoint.Corruptf("%s: %v", variablesFile, p)
+			vars, err = nil, checkpoint.Corruptf("%s: %v", name, p)
 		}
 	}()
 	dec := gob.NewDecoder(r)
 	var n int
 	if err := dec.Decode(&n); err != nil {
-		return nil, checkpoint.Corruptf("%s: %v", variablesFile, err)
+		return nil, checkpoint.Corruptf("%s: %v", name, err)
 	}
 	if n < 0 || n > 1<<20 {
-		return nil, checkpoint.Corruptf("%s: %d variables", variablesFile, n)
+		return nil, checkpoint.Corruptf("%s: %d variables", name, n)
 	}
 	for i := 0; i < n; i++ {
 		var key [2]string
 		if err := dec.Decode(&key); err != nil {
-			return nil, checkpoint.Corruptf("%s: variable %d: %v", variablesFile, i, err)
+			return nil, checkpoint.Corruptf("%s: variable %d: %v", name, i, err)
 		}
 		value, err := decodeTensor(dec)
 		if err != nil {
-			return nil, checkpoint.Corruptf("%s: %s/%s: %v", variablesFile, key[0], key[1], err)
+			return nil, checkpoint.Corruptf("%s: %s/%s: %v", name, key[0], key[1], err)
 		}
 		vars = append(vars, savedVar{key[0], key[1], value})
 	}
@@ -403,6 +425,7 @@ func (mb *microBatch) check() error {
 type checkpointData struct {
 	state *trainerState
 	vars  []savedVar
+	ref   []savedVar // the reference model's weights (SyncRefModel)
 	buf   *rolloutBatch
 }
 
@@ -415,6 +438,9 @@ func inspectCheckpoint(dir string) (*trainerState, *rolloutBatch, error) {
 	}
 	st, err := readStateFile(dir)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkpoint.Verify(dir, false, requiredFiles(st.Config)...); err != nil {
 		return nil, nil, err
 	}
 	if step, _, ok := checkpoint.ParseName(filepath.Base(dir)); ok && step != st.Step {
@@ -446,16 +472,28 @@ func readCheckpoint(dir string) (*checkpointData, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(filepath.Join(dir, variablesFile))
-	if err != nil {
-		return nil, checkpoint.Corruptf("%s: %v", variablesFile, err)
-	}
-	defer f.Close()
-	vars, err := decodeVariables(f)
+	vars, err := readVariablesFile(dir, variablesFile)
 	if err != nil {
 		return nil, err
 	}
-	return &checkpointData{state: st, vars: vars, buf: buf}, nil
+	cd := &checkpointData{state: st, vars: vars, buf: buf}
+	if st.Config.SyncRefModel {
+		if cd.ref, err = readVariablesFile(dir, referenceFile); err != nil {
+			return nil, err
+		}
+	}
+	return cd, nil
+}
+
+// readVariablesFile decodes the variables file name of checkpoint folder
+// dir.
+func readVariablesFile(dir, name string) ([]savedVar, error) {
+	f, err := os.Open(filepath.Join(dir, name))
+	if err != nil {
+		return nil, checkpoint.Corruptf("%s: %v", name, err)
+	}
+	defer f.Close()
+	return decodeVariables(f, name)
 }
 
 // Resume restores the state Save wrote in checkpoint directory path (see
@@ -494,9 +532,18 @@ func (t *Trainer) Resume(path string) error {
 	if err != nil {
 		return fmt.Errorf("grpo: resume %s: %s: %w", path, variablesFile, err)
 	}
+	applyRef := func() error { return nil }
+	if t.cfg.SyncRefModel {
+		if applyRef, err = planReference(t.refCtx, cd.ref); err != nil {
+			return fmt.Errorf("grpo: resume %s: %s: %w", path, referenceFile, err)
+		}
+	}
 	// Everything is checked: now change the trainer.
 	if err := apply(); err != nil {
 		return fmt.Errorf("grpo: resume %s: %w", path, err)
+	}
+	if err := applyRef(); err != nil {
+		return fmt.Errorf("grpo: resume %s: reference model: %w", path, err)
 	}
 	t.buf = cd.buf
 	t.step, t.numTokens = st.Step, st.NumTokens
@@ -519,11 +566,7 @@ func (t *Trainer) Resume(path string) error {
 // function that sets them (creating optimizer state not built yet).
 func (t *Trainer) planVariables(vars []savedVar) (func() error, error) {
 	ctx := t.policy.Context()
-	type set struct {
-		v     *mlctx.Variable
-		saved savedVar
-	}
-	var sets []set
+	var sets []variableSet
 	var creates []savedVar
 	loaded := map[*mlctx.Variable]bool{}
 	var errs []error
@@ -537,7 +580,7 @@ func (t *Trainer) planVariables(vars []savedVar) (func() error, error) {
 			errs = append(errs, fmt.Errorf("variable %s: checkpoint shape %s, policy shape %s", v.ScopeAndName(), sv.value.Shape(), v.Shape()))
 			continue
 		}
-		sets = append(sets, set{v, sv})
+		sets = append(sets, variableSet{v, sv})
 		loaded[v] = true
 	}
 	for _, v := range t.policy.TrainableVariables() {
@@ -549,10 +592,8 @@ func (t *Trainer) planVariables(vars []savedVar) (func() error, error) {
 		return nil, err
 	}
 	return func() error {
-		for _, s := range sets {
-			if err := s.v.SetValue(s.saved.value); err != nil {
-				return fmt.Errorf("variable %s: %w", s.v.ScopeAndName(), err)
-			}
+		if err := setValues(sets); err != nil {
+			return err
 		}
 		for _, sv := range creates {
 			// Optimizer state not built yet: create it with its value; the
@@ -561,6 +602,52 @@ func (t *Trainer) planVariables(vars []savedVar) (func() error, error) {
 		}
 		return nil
 	}, nil
+}
+
+// planReference matches the saved reference weights to the variables of
+// the reference model's context ctx, one for one with equal shapes, and
+// returns the function that sets them.
+func planReference(ctx *mlctx.Context, vars []savedVar) (func() error, error) {
+	var sets []variableSet
+	loaded := map[*mlctx.Variable]bool{}
+	var errs []error
+	for _, sv := range vars {
+		v := ctx.GetVariableByScopeAndName(sv.scope, sv.name)
+		switch {
+		case v == nil:
+			errs = append(errs, fmt.Errorf("variable %s/%s is not in the reference model", sv.scope, sv.name))
+		case !v.Shape().Equal(sv.value.Shape()):
+			errs = append(errs, fmt.Errorf("reference variable %s: checkpoint shape %s, model shape %s", v.ScopeAndName(), sv.value.Shape(), v.Shape()))
+		default:
+			sets = append(sets, variableSet{v, sv})
+			loaded[v] = true
+		}
+	}
+	for v := range ctx.IterVariables() {
+		if !loaded[v] {
+			errs = append(errs, fmt.Errorf("reference variable %s is not in the checkpoint", v.ScopeAndName()))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return func() error { return setValues(sets) }, nil
+}
+
+// variableSet is a variable and the value a checkpoint saved for it.
+type variableSet struct {
+	v     *mlctx.Variable
+	saved savedVar
+}
+
+// setValues sets each variable to its saved value.
+func setValues(sets []variableSet) error {
+	for _, s := range sets {
+		if err := s.v.SetValue(s.saved.value); err != nil {
+			return fmt.Errorf("variable %s: %w", s.v.ScopeAndName(), err)
+		}
+	}
+	return nil
 }
 
 // configDiff names the JSON fields in which two configs differ, ignoring

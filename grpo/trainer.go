@@ -94,6 +94,11 @@ type Trainer struct {
 	// micro-batches of a step (accumulate), its last one (final).
 	fusedExec, accumExec, finalExec *mlctx.Exec
 	oldExec, refExec                *mlctx.Exec
+	// refCtx holds the reference model's variables (the policy's own
+	// context with a LoRA adapter); nil with Beta 0. syncer updates them
+	// for Config.SyncRefModel (nil without it).
+	refCtx *mlctx.Context
+	syncer ReferenceSyncer
 	// update takes the AdamW step from the training graphs' gradients
 	// (update.go).
 	update *adamUpdate
@@ -219,8 +224,36 @@ func NewTrainer(policy Policy, cfg Config, rewards ...reward.Named) (*Trainer, e
 			return nil, fmt.Errorf("grpo: reference log-probs graph: %w", err)
 		}
 		t.refExec.SetMaxCache(maxCache)
+		t.refCtx = refCtx
+	}
+	if cfg.SyncRefModel {
+		rs, ok := policy.(ReferenceSyncer)
+		switch {
+		case t.refCtx == ctx:
+			// TRL raises NotImplementedError for a PEFT model likewise.
+			return nil, errors.New("grpo: NewTrainer: sync_ref_model with a LoRA adapter (or a policy whose reference model shares its weights) is not supported: " +
+				"the reference model is the base model without the adapter, not a copy of its own, so there is nothing to sync; " +
+				"train all weights (no adapter) or set sync_ref_model false")
+		case !ok:
+			return nil, fmt.Errorf("grpo: NewTrainer: sync_ref_model: the policy (%T) cannot update its reference model (it does not implement grpo.ReferenceSyncer)", policy)
+		}
+		t.syncer = rs
 	}
 	return t, nil
+}
+
+// syncReference applies TR-DPO's reference update after optimizer step
+// t.step when it is due (Config.SyncRefModel), as TRL's
+// SyncRefModelCallback does at the end of every step whose global_step is
+// a multiple of ref_model_sync_steps.
+func (t *Trainer) syncReference() error {
+	if t.syncer == nil || t.step%t.cfg.RefModelSyncSteps != 0 {
+		return nil
+	}
+	if err := t.syncer.SyncReference(t.cfg.RefModelMixupAlpha); err != nil {
+		return fmt.Errorf("grpo: step %d: reference sync: %w", t.step, err)
+	}
+	return nil
 }
 
 // Config returns the trainer's configuration.
@@ -423,6 +456,9 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 		}
 	}
 	t.step++
+	if err := t.syncReference(); err != nil {
+		return nil, nil, err
+	}
 	stepTime := time.Since(start)
 	if t.cfg.UseAdaptiveEntropy && applied {
 		t.entropy.update(t.cfg, stats.bonusEntropy())

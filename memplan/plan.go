@@ -62,13 +62,17 @@ type Training struct {
 	GradientAccumulationSteps int // gradient_accumulation_steps; 0 means 1
 	// GenerationBatchSize is the completions generated at once
 	// (generation_batch_size); 0 means BatchSize × GradientAccumulationSteps.
-	GenerationBatchSize   int
-	NumGenerations        int     // num_generations (named in the advice an OutOfMemoryError gives)
-	MaxPromptLength       int     // max_prompt_length; 0 for none
-	MaxCompletionLength   int     // max_completion_length (≥ 1)
-	Beta                  float64 // KL weight: beta ≠ 0 keeps a reference model
-	GradientCheckpointing bool    // gradient_checkpointing
-	LogitsChunkSize       int     // logits_chunk_size; 0 picks the chunk
+	GenerationBatchSize int
+	NumGenerations      int     // num_generations (named in the advice an OutOfMemoryError gives)
+	MaxPromptLength     int     // max_prompt_length; 0 for none
+	MaxCompletionLength int     // max_completion_length (≥ 1)
+	Beta                float64 // KL weight: beta ≠ 0 keeps a reference model
+	// RefModelSyncSteps is ref_model_sync_steps when sync_ref_model moves
+	// full fine-tuning's reference copy toward the policy; 0 when it stays
+	// frozen. The copy's size is the same either way.
+	RefModelSyncSteps     int
+	GradientCheckpointing bool // gradient_checkpointing
+	LogitsChunkSize       int  // logits_chunk_size; 0 picks the chunk
 }
 
 // Item is one line of a Plan.
@@ -199,9 +203,15 @@ func Estimate(r Request) (Plan, error) {
 	}
 	add("gradients", 4*trainable, "%s × 4 B", count(trainable))
 	add("optimizer (AdamW)", 8*trainable, "two f32 moments")
-	if tc.Beta != 0 && r.LoRARank == 0 {
+	switch {
+	case tc.Beta != 0 && r.LoRARank == 0 && tc.RefModelSyncSteps > 0:
+		// The sync overwrites the copy in place between steps, with a
+		// temporary of one weight at a time: less than the gradients and
+		// the update's temporaries a step holds.
+		add("reference model", 4*params, "f32 copy (beta %g), mixed with the policy every %d steps", tc.Beta, tc.RefModelSyncSteps)
+	case tc.Beta != 0 && r.LoRARank == 0:
 		add("reference model", 4*params, "frozen f32 copy (beta %g)", tc.Beta)
-	} else {
+	default:
 		why := "beta 0"
 		if r.LoRARank > 0 {
 			why = "the base without the adapter"

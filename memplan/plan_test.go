@@ -67,6 +67,14 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 		},
 		want: map[string]int64{"reference model": 4 * 1992},
 	}, {
+		// TR-DPO's sync mixes the policy into the same copy.
+		name: "full fine-tuning with a synced reference",
+		req: Request{
+			Model: planModel(100, 8, 16, 2, 2, 1, 4),
+			Train: Training{BatchSize: 2, MaxPromptLength: 6, MaxCompletionLength: 4, Beta: 0.04, RefModelSyncSteps: 64},
+		},
+		want: map[string]int64{"reference model": 4 * 1992},
+	}, {
 		// A 4 Mi vocabulary: chunks of 8 Mi logits hold one position of the
 		// 2 rows.
 		name: "default logits chunk, weights given",

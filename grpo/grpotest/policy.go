@@ -31,7 +31,8 @@ const (
 // small word vocabulary. The logits of the next token are row `current
 // token` of a trainable [V, V] table, so it learns prompt-dependent answers
 // ("say cat" → "cat") in a few dozen steps, runs in milliseconds, and its
-// reference model is a frozen copy of the initial table.
+// reference model is a copy of the initial table in a context of its own
+// (a grpo.ReferenceSyncer: Config.SyncRefModel updates it).
 //
 // Text is words separated by spaces: Encode splits on spaces, Decode joins.
 // Set Script to make Generate return fixed texts instead of sampling (the
@@ -49,10 +50,14 @@ type Policy struct {
 	backend backends.Backend
 	ctx     *mlctx.Context
 	table   *mlctx.Variable
+	refCtx  *mlctx.Context // holds ref
 	ref     *mlctx.Variable
 }
 
-var _ grpo.Policy = (*Policy)(nil)
+var (
+	_ grpo.Policy          = (*Policy)(nil)
+	_ grpo.ReferenceSyncer = (*Policy)(nil)
+)
 
 // NewPolicy returns a Policy over words (ids 3, 4, …; ids 0–2 are pad, EOS
 // and unknown) with its table drawn from N(0, std²) by seed, on the default
@@ -70,6 +75,7 @@ func NewPolicy(words []string, std float64, seed uint64) (*Policy, error) {
 		ids:     map[string]int32{},
 		backend: b,
 		ctx:     mlctx.New(),
+		refCtx:  mlctx.New(),
 	}
 	for i, w := range p.vocab {
 		p.ids[w] = int32(i)
@@ -81,8 +87,35 @@ func NewPolicy(words []string, std float64, seed uint64) (*Policy, error) {
 		init[i] = float32(r.NormFloat64() * std)
 	}
 	p.table = p.ctx.In("bigram").VariableWithValue("table", tensors.FromFlatDataAndDimensions(init, v, v))
-	p.ref = p.ctx.In("bigram_ref").VariableWithValue("table", tensors.FromFlatDataAndDimensions(slices.Clone(init), v, v)).SetTrainable(false)
+	p.ref = p.refCtx.In("bigram_ref").VariableWithValue("table", tensors.FromFlatDataAndDimensions(slices.Clone(init), v, v)).SetTrainable(false)
 	return p, nil
+}
+
+// ReferenceContext returns the context of the reference table.
+func (p *Policy) ReferenceContext() (*mlctx.Context, error) { return p.refCtx, nil }
+
+// SyncReference sets the reference table to α·table + (1 − α)·reference,
+// in float32: the reference times 1 − α, then plus α times the table, each
+// rounded (TRL's order).
+func (p *Policy) SyncReference(alpha float64) error {
+	if !(alpha >= 0 && alpha <= 1) {
+		return fmt.Errorf("grpotest: SyncReference: alpha %v is not in [0, 1]", alpha)
+	}
+	table := p.Table()
+	ref := tensors.MustCopyFlatData[float32](p.ref.MustValue())
+	a, keep := float32(alpha), float32(1-alpha)
+	for i, r := range ref {
+		kept := float32(r * keep) // conversions round each product: no fused multiply-add
+		ref[i] = kept + float32(a*table[i])
+	}
+	v := len(p.vocab)
+	return p.ref.SetValue(tensors.FromFlatDataAndDimensions(ref, v, v))
+}
+
+// Reference returns a copy of the current reference table, row-major
+// [V, V].
+func (p *Policy) Reference() []float32 {
+	return tensors.MustCopyFlatData[float32](p.ref.MustValue())
 }
 
 // Vocab returns the vocabulary, ids 0–2 included.
@@ -238,7 +271,7 @@ func sample(r *rand.Rand, logits []float32, temperature float64, k int) int32 {
 }
 
 // Logits builds [B, C, V] logits: row tokens[b, P−1+c] of the table (of the
-// frozen copy for the reference). Graph building; panics on error.
+// reference table for the reference). Graph building; panics on error.
 func (p *Policy) Logits(ctx *mlctx.Context, in grpo.LogitsInputs) *graph.Node {
 	g := in.Tokens.Graph()
 	l := in.Tokens.Shape().Dim(1)

@@ -34,14 +34,7 @@ var unsetIsZero = map[string]bool{
 // and trlkeys' answers: a field with another default, or with no answer,
 // fails unless parityExceptions says why.
 func TestTRLDefaultsParity(t *testing.T) {
-	raw, err := json.Marshal(grpo.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ours map[string]any
-	if err := json.Unmarshal(raw, &ours); err != nil {
-		t.Fatal(err)
-	}
+	ours := defaults(t)
 	fields := strictcfg.Fields(reflect.TypeFor[grpo.Config]())
 	trl := readKeys(t, "trl-1.10-grpo-keys.tsv")
 	keys := make([]string, 0, len(trl))
@@ -73,6 +66,20 @@ func TestTRLDefaultsParity(t *testing.T) {
 		}
 		t.Errorf("TRL 1.10's %s: default %s, grpokit's %s", k, want, got)
 	}
+}
+
+// defaults returns grpo.DefaultConfig() as JSON values by key.
+func defaults(t *testing.T) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(grpo.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours map[string]any
+	if err := json.Unmarshal(raw, &ours); err != nil {
+		t.Fatal(err)
+	}
+	return ours
 }
 
 // decode reads one JSON literal, numbers as json.Number.

@@ -89,6 +89,17 @@ func TestEveryTRLKeyAnswered(t *testing.T) {
 	t.Logf("%d keys answered", answered)
 }
 
+// A key that is a grpo.Config setting has no answer here: the answer
+// would contradict the setting (or never be read).
+func TestNoAnswerForSettings(t *testing.T) {
+	ours := defaults(t)
+	for k := range strictcfg.Fields(reflect.TypeFor[grpo.Config]()) {
+		if known, _, _ := trlkeys.Check(k, ours[k]); known {
+			t.Errorf("%q is a grpo.Config setting and also answered by trlkeys", k)
+		}
+	}
+}
+
 func TestCheck(t *testing.T) {
 	for _, tc := range []struct {
 		key   string
@@ -146,9 +157,14 @@ func TestDecodeConfigTRL(t *testing.T) {
 	if err != nil || c.LearningRate != 1e-6 || !c.GradientCheckpointing {
 		t.Fatalf("%+v, %v", c, err)
 	}
+	c, err = grpo.DecodeConfig([]byte(`{"beta": 0.04, "sync_ref_model": true, "ref_model_mixup_alpha": 0.9, "ref_model_sync_steps": 64}`))
+	if err != nil || !c.SyncRefModel || c.RefModelMixupAlpha != 0.9 || c.RefModelSyncSteps != 64 {
+		t.Fatalf("TR-DPO keys: %+v, %v", c, err)
+	}
 	for in, want := range map[string]string{
-		`{"use_vllm": true}`:    "use_vllm: true is not supported",
-		`{"lerning_rate": 0.1}`: `unknown key "lerning_rate" (did you mean "learning_rate"?)`,
+		`{"use_vllm": true}`:       "use_vllm: true is not supported",
+		`{"lerning_rate": 0.1}`:    `unknown key "lerning_rate" (did you mean "learning_rate"?)`,
+		`{"sync_ref_model": true}`: "SyncRefModel = true: needs Beta ≠ 0",
 	} {
 		if _, err := grpo.DecodeConfig([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", in, err, want)
