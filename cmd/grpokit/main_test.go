@@ -581,7 +581,7 @@ func TestModelOptions(t *testing.T) {
 		{"nf4", "  load_in_4bit: true\n  bnb_4bit_quant_type: nf4\n  use_bnb_nested_quant: true\n", "LoRA r=4, base held as nf4 (double quant), compute float32"},
 		{"int8", "  load_in_8bit: true\n", "LoRA r=4, base held as int8, compute float32"},
 		{"bf16", "  dtype: bfloat16\n", "LoRA r=4, base held as stored, compute bfloat16"},
-		{"bf16 warning", "  dtype: bfloat16\n", "grpokit: warning: compute bfloat16 on the pure-Go backend is about 10× slower than float32"},
+		{"bf16 warning", "  dtype: bfloat16\n", "grpokit: warning: compute bfloat16 on the pure-Go backend is 2–3× slower than float32"},
 		{"auto", "  torch_dtype: auto\n", "LoRA r=4, base held as stored, compute float32"},
 		{"rslora", "  use_rslora: true\n", "trained 1 steps"},
 	} {
@@ -898,7 +898,7 @@ func TestResolveDType(t *testing.T) {
 		note    string // substring of dtypeNote; "" wants none
 		wantErr string
 	}{
-		{"go default", runConfig{Backend: "go"}, "float32", "pure-Go backend computes bfloat16 about 10× slower", ""},
+		{"go default", runConfig{Backend: "go"}, "float32", "pure-Go backend computes bfloat16 2–3× slower", ""},
 		{"xla default", runConfig{Backend: "xla:cpu"}, "bfloat16", "TRL's bf16 default", ""},
 		{"bf16 true on go", runConfig{Backend: "go", BF16: &yes}, "bfloat16", "", ""},
 		{"bf16 false on xla", runConfig{Backend: "xla:cpu", BF16: &no}, "float32", "", ""},

@@ -61,8 +61,8 @@ type runConfig struct {
 
 	// BF16 computes in bfloat16 (TRL: bf16) when model.dtype is not given.
 	// Unset, it is true on XLA, as TRL's default, and false on the
-	// pure-Go backend, where bfloat16 computes about 10× slower than
-	// float32 (its element-wise ops have no vector kernels); the run's
+	// pure-Go backend, where bfloat16 computes two to three times slower
+	// than float32 (every bf16 op computes in f32 and rounds); the run's
 	// start-up line says which was chosen and why. model.dtype, when given,
 	// decides instead (and must agree with bf16 when both are given).
 	BF16 *bool `json:"bf16"`
@@ -99,7 +99,7 @@ func (c *runConfig) resolveDType() error {
 	}
 	if goBackend(c.Backend) {
 		c.Model.DType = "float32"
-		c.dtypeNote = "compute float32: TRL's default is bf16, but the pure-Go backend computes bfloat16 about 10× slower " +
+		c.dtypeNote = "compute float32: TRL's default is bf16, but the pure-Go backend computes bfloat16 2–3× slower " +
 			"than float32 (set bf16: true or model.dtype: bfloat16 to use it anyway)"
 	} else {
 		c.Model.DType = "bfloat16"
