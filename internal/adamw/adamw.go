@@ -22,9 +22,13 @@ import (
 // (float32): Beta1 and OneMinusBeta1 (1−β₁ rounded as float32
 // arithmetic rounds it), the same for β₂, Debias1 = 1/(1−β₁ᵗ), Debias2 =
 // 1/(1−β₂ᵗ), the learning rate, ε and the weight decay λ (0: none).
+// GradScale, when not 0 or 1, multiplies each gradient value first (a
+// clipping coefficient; the product is rounded to float32 as a graph's
+// Mul rounds it).
 type Params struct {
 	LR, Beta1, OneMinusBeta1, Beta2, OneMinusBeta2 float32
 	Debias1, Debias2, Epsilon, WeightDecay         float32
+	GradScale                                      float32
 }
 
 // minChunk is the number of parameters below which a variable is updated
@@ -33,7 +37,7 @@ type Params struct {
 const minChunk = 1 << 15
 
 // Step updates w, m1 and m2 in place from gradient g (all the same
-// length):
+// length), with g read as g·GradScale when GradScale is set:
 //
 //	m1 ← β₁·m1 + (1−β₁)·g
 //	m2 ← β₂·m2 + (1−β₂)·g²
@@ -70,8 +74,12 @@ func Step(p Params, w, g, m1, m2 []float32) {
 func step(p Params, w, g, m1, m2 []float32) {
 	g, m1, m2 = g[:len(w)], m1[:len(w)], m2[:len(w)]
 	decay := p.WeightDecay > 0
+	scale := p.GradScale != 0 && p.GradScale != 1
 	for i, wi := range w {
 		gi := g[i]
+		if scale {
+			gi = float32(gi * p.GradScale)
+		}
 		a := float32(p.Beta1*m1[i]) + float32(p.OneMinusBeta1*gi)
 		m1[i] = a
 		sq := float32(gi * gi)
@@ -84,4 +92,15 @@ func step(p Params, w, g, m1, m2 []float32) {
 		}
 		w[i] = wi - s
 	}
+}
+
+// SumSquares returns Σ x[i]² in float32, each square rounded and added in
+// index order from 0, as a graph's ReduceAllSum(Square(x)) computes it on
+// the pure-Go backend (one sequential sum: the same bits).
+func SumSquares(x []float32) float32 {
+	var acc float32
+	for _, v := range x {
+		acc += float32(v * v)
+	}
+	return acc
 }
