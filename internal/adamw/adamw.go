@@ -9,7 +9,11 @@
 // The arithmetic is GoMLX's Adam (optimizers.Adam, v0.26.0) op for op, in
 // float32 with each operation rounded as the graph rounds it (every
 // product is converted explicitly, so the compiler cannot fuse a multiply
-// and an add), so the results are those of the graph bit for bit.
+// and an add), so the results are those of the graph bit for bit. On
+// CPUs with AVX-512 the same operations run 16 lanes at a time (Go
+// assembly; the square root and division round correctly in both), about
+// six times faster than the scalar loop, whose float64 square root and
+// division per element bound it.
 package adamw
 
 import (
@@ -68,13 +72,19 @@ func Step(p Params, w, g, m1, m2 []float32) {
 	wg.Wait()
 }
 
-// step is Step on one goroutine. The float32 conversions of products keep
-// each operation rounded on its own (the Go spec lets an implementation
-// fuse x*y+z otherwise).
+// vecOn, when false (tests), leaves every element to step's Go loop.
+var vecOn = true
+
+// step is Step on one goroutine: the whole 16-element blocks on AVX-512
+// where the CPU has it (stepVec, the same operations), the rest here.
+// The float32 conversions of products keep each operation rounded on its
+// own (the Go spec lets an implementation fuse x*y+z otherwise).
 func step(p Params, w, g, m1, m2 []float32) {
 	g, m1, m2 = g[:len(w)], m1[:len(w)], m2[:len(w)]
 	decay := p.WeightDecay > 0
 	scale := p.GradScale != 0 && p.GradScale != 1
+	done := stepVec(p, w, g, m1, m2, decay, scale)
+	w, g, m1, m2 = w[done:], g[done:], m1[done:], m2[done:]
 	for i, wi := range w {
 		gi := g[i]
 		if scale {
