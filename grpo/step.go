@@ -156,7 +156,10 @@ func (t *Trainer) extraInputs(in []*Node) (old, ref *Node, allowed []*Node) {
 // (apply only) the gradient norm before clipping, whether the step may be
 // taken (see finiteStep) and the clipped gradients, one output per
 // variable of adamUpdate.vars: the AdamW step is a separate executable
-// that overwrites the weights and moments in place (update.go).
+// that overwrites the weights and moments in place (update.go). When the
+// update runs as loops on the host (adamUpdate.clipOnHost), an applying
+// graph returns the loss, statistics and the unclipped gradients, and
+// clipAndApply does the rest.
 func (t *Trainer) trainGraph(accumulate, apply bool) func(ctx *mlctx.Context, in []*Node) []*Node {
 	return func(ctx *mlctx.Context, in []*Node) []*Node {
 		ctx = ctx.Checked(false)
@@ -191,6 +194,13 @@ func (t *Trainer) trainGraph(accumulate, apply bool) func(ctx *mlctx.Context, in
 		if !apply {
 			return []*Node{total, stats}
 		}
+		t.update.setVars(vars)
+		if t.update.clipOnHost = t.update.loopable(); t.update.clipOnHost {
+			// The norm, the finite check and the clipping run on the
+			// host, inside the AdamW loops (clipAndApply), with the same
+			// float32 operations as below.
+			return append([]*Node{total, stats}, grads...)
+		}
 
 		var sq *Node
 		for _, gr := range grads {
@@ -209,7 +219,6 @@ func (t *Trainer) trainGraph(accumulate, apply bool) func(ctx *mlctx.Context, in
 				grads[i] = Mul(grads[i], coef)
 			}
 		}
-		t.update.setVars(vars)
 		return append([]*Node{total, stats, norm, finiteStep(total, norm)}, grads...)
 	}
 }

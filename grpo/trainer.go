@@ -443,6 +443,14 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 		}
 		loss += float64(tensors.ToScalar[float32](outs[0]))
 		stats.add(tensors.MustCopyFlatData[float32](outs[1]))
+		if len(outs) > 2 && t.update.clipOnHost {
+			norm, ok, err := t.update.clipAndApply(tensors.ToScalar[float32](outs[0]), outs[2:], t.cfg.MaxGradNorm)
+			if err != nil {
+				return nil, nil, fmt.Errorf("grpo: step %d: %w", t.step+1, err)
+			}
+			gradNorm, applied = float64(norm), ok
+			continue
+		}
 		if len(outs) > 2 {
 			gradNorm = float64(tensors.ToScalar[float32](outs[2]))
 		}

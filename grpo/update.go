@@ -47,6 +47,9 @@ type adamUpdate struct {
 	// vars are the trainable variables of the training graphs, in the
 	// order of their gradient outputs (set when the first is built).
 	vars []*mlctx.Variable
+	// clipOnHost is set when the training graphs return the gradients
+	// unclipped, for clipAndApply (update_fast.go).
+	clipOnHost bool
 }
 
 // newAdamUpdate returns the AdamW update (cfg's learning rate, betas,
@@ -149,7 +152,7 @@ func (u *adamUpdate) moments(ctx *mlctx.Context, v *mlctx.Variable) (m1, m2 *mlc
 // are unusable afterwards.
 func (u *adamUpdate) apply(grads []*tensors.Tensor) error {
 	if u.loopable() {
-		return u.applyLoops(grads)
+		return u.applyLoops(grads, 1)
 	}
 	args := make([]any, len(grads))
 	for i, gr := range grads {

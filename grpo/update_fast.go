@@ -19,7 +19,13 @@ package grpo
 // off, as does any other backend or a variable that is not float32.
 
 import (
+	"cmp"
 	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -72,8 +78,81 @@ func (u *adamUpdate) scalarsGraph(ctx *mlctx.Context, g *Graph) *Node {
 	return Stack([]*Node{lr, beta1, OneMinus(beta1), beta2, OneMinus(beta2), debias1, debias2, epsilon, decay}, 0)
 }
 
-// applyLoops is apply as adamw loops over the variables' buffers.
-func (u *adamUpdate) applyLoops(grads []*tensors.Tensor) error {
+// clipAndApply is the end of the training graph and the update, for the
+// loops: the training graph returns the gradients unclipped (clipOnHost)
+// and this computes their global norm, the finite check and the
+// clipping coefficient as the graph would (trainGraph: the same float32
+// operations in the same order, so the same bits), then takes the AdamW
+// step with each gradient value multiplied by the coefficient inside the
+// adamw pass. That saves the graph's Square and clipping Mul, two full
+// passes over every gradient, and runs the norm's sums (each one
+// sequential, as ReduceAllSum's) on all cores, a variable per core. It
+// returns the norm and whether the step was taken (loss and norm
+// finite); the gradients are consumed either way.
+func (u *adamUpdate) clipAndApply(loss float32, grads []*tensors.Tensor, maxNorm float64) (norm float32, applied bool, err error) {
+	flat := make([][]float32, len(grads))
+	for i, t := range grads {
+		if flat[i], err = hostF32(u.backend, t); err != nil {
+			dropGradients(grads)
+			return 0, false, fmt.Errorf("grpo: gradient %d: %w", i, err)
+		}
+	}
+	sums := sumSquares(flat)
+	sq := sums[0]
+	for _, s := range sums[1:] {
+		sq += s
+	}
+	norm = float32(math.Sqrt(float64(sq)))
+	if !isFinite32(loss) || !isFinite32(norm) {
+		dropGradients(grads)
+		return norm, false, nil
+	}
+	coef := float32(1)
+	if maxNorm > 0 {
+		// torch.nn.utils.clip_grad_norm_: scale by min(1, max/(norm+1e-6)).
+		coef = min(float32(maxNorm)/(norm+float32(1e-6)), 1)
+	}
+	return norm, true, u.applyLoops(grads, coef)
+}
+
+func isFinite32(x float32) bool { return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0) }
+
+// sumSquares returns adamw.SumSquares of each slice, computed on up to
+// GOMAXPROCS goroutines that take whole slices, largest first.
+func sumSquares(xs [][]float32) []float32 {
+	sums := make([]float32, len(xs))
+	order := make([]int, len(xs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(xs[b]), len(xs[a])) })
+	var next atomic.Int64
+	work := func() {
+		for {
+			k := int(next.Add(1)) - 1
+			if k >= len(order) {
+				return
+			}
+			i := order[k]
+			sums[i] = adamw.SumSquares(xs[i])
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(xs)) - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
+	return sums
+}
+
+// applyLoops is apply as adamw loops over the variables' buffers, with
+// the gradients multiplied by scale (1: as they are).
+func (u *adamUpdate) applyLoops(grads []*tensors.Tensor, scale float32) error {
 	defer dropGradients(grads)
 	if u.scalars == nil {
 		var err error
@@ -88,7 +167,7 @@ func (u *adamUpdate) applyLoops(grads []*tensors.Tensor) error {
 	s := tensors.MustCopyFlatData[float32](outs[0])
 	outs[0].FinalizeAll()
 	p := adamw.Params{LR: s[0], Beta1: s[1], OneMinusBeta1: s[2], Beta2: s[3], OneMinusBeta2: s[4],
-		Debias1: s[5], Debias2: s[6], Epsilon: s[7], WeightDecay: s[8]}
+		Debias1: s[5], Debias2: s[6], Epsilon: s[7], WeightDecay: s[8], GradScale: scale}
 	ctx := u.ctx.Checked(false)
 	for i, v := range u.vars {
 		m1, m2 := u.moments(ctx, v)

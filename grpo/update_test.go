@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
@@ -12,7 +13,10 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 
+	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/internal/backend"
+	"github.com/grpokit/grpokit/model"
+	"github.com/grpokit/grpokit/reward"
 )
 
 // updateCase is a small AdamW problem: two trainable variables (a matrix
@@ -317,5 +321,77 @@ func TestAdamUpdateInPlace(t *testing.T) {
 		if !inPlace && alloc < 3*set {
 			t.Errorf("fused (control): a step allocated %d bytes, less than three sets of weights (%d): the check cannot tell the two updates apart", alloc, 3*set)
 		}
+	}
+}
+
+// TestClipOnHostMatchesGraph: with the update as loops, the training
+// graph returns the gradients unclipped and the host computes the norm,
+// the finite check and the clipping inside the AdamW pass; the weights and
+// grad_norm after two steps are the same bits as with the whole clipping
+// in the graph (and the update graph), with clipping active, off, and over
+// accumulated micro-batches.
+func TestClipOnHostMatchesGraph(t *testing.T) {
+	cfgModel, tok := tinyLM(t)
+	data := dataset.SliceDataset{{Prompt: "say cat", Answer: "cat"}, {Prompt: "say dog", Answer: "dog"}}
+	// Rewards that differ within a group, so the loss has a gradient.
+	length := reward.Named{Name: "length", Weight: 1, Scorer: reward.Func(func(_, c, _ string) float64 { return float64(len(c) % 5) })}
+	run := func(t *testing.T, loops bool, maxNorm float64, accum int) (map[string][]float32, []float64) {
+		defer func(old bool) { adamLoops = old }(adamLoops)
+		adamLoops = loops
+		m, err := model.New(cfgModel, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewLMPolicy(m, nil, tok, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := DefaultConfig()
+		cfg.NumGenerations, cfg.MaxCompletionLength, cfg.MaxPromptLength = 4, 4, 8
+		cfg.BatchSize, cfg.GradientAccumulationSteps = 8/accum, accum
+		cfg.LearningRate, cfg.MaxGradNorm, cfg.MaxSteps = 0.01, maxNorm, 2
+		cfg.LoggingSteps, cfg.OutputDir, cfg.ShuffleDataset = 0, t.TempDir(), false
+		tr, err := NewTrainer(p, cfg, length)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var norms []float64
+		tr.OnStep = func(m Metrics) { norms = append(norms, m["grad_norm"]) }
+		if err := tr.Train(t.Context(), data); err != nil {
+			t.Fatal(err)
+		}
+		if tr.update.clipOnHost != loops {
+			t.Fatalf("clipOnHost = %v with loops %v", tr.update.clipOnHost, loops)
+		}
+		w := map[string][]float32{}
+		for v := range m.Context().IterVariables() {
+			if v.Trainable {
+				w[v.ScopeAndName()] = values(t, v)
+			}
+		}
+		return w, norms
+	}
+	for _, c := range []struct {
+		maxNorm float64
+		accum   int
+	}{{1e-3, 1}, {0, 1}, {1e-3, 2}} {
+		t.Run(fmt.Sprintf("max_grad_norm %g accumulation %d", c.maxNorm, c.accum), func(t *testing.T) {
+			host, hostNorms := run(t, true, c.maxNorm, c.accum)
+			graphW, graphNorms := run(t, false, c.maxNorm, c.accum)
+			if len(hostNorms) != 2 || hostNorms[0] == 0 || !slices.Equal(hostNorms, graphNorms) {
+				t.Errorf("grad_norm on the host %v, in the graph %v", hostNorms, graphNorms)
+			}
+			if c.maxNorm > 0 && hostNorms[0] <= c.maxNorm {
+				t.Errorf("grad_norm %g ≤ max_grad_norm %g: clipping not exercised", hostNorms[0], c.maxNorm)
+			}
+			for name, want := range graphW {
+				got := host[name]
+				for j := range want {
+					if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+						t.Fatalf("%s[%d] = %.9g clipped on the host, %.9g in the graph", name, j, got[j], want[j])
+					}
+				}
+			}
+		})
 	}
 }

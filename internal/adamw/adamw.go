@@ -9,7 +9,11 @@
 // The arithmetic is GoMLX's Adam (optimizers.Adam, v0.26.0) op for op, in
 // float32 with each operation rounded as the graph rounds it (every
 // product is converted explicitly, so the compiler cannot fuse a multiply
-// and an add), so the results are those of the graph bit for bit.
+// and an add), so the results are those of the graph bit for bit. On
+// CPUs with AVX-512 the same operations run 16 lanes at a time (Go
+// assembly; the square root and division round correctly in both), about
+// six times faster than the scalar loop, whose float64 square root and
+// division per element bound it.
 package adamw
 
 import (
@@ -22,9 +26,13 @@ import (
 // (float32): Beta1 and OneMinusBeta1 (1−β₁ rounded as float32
 // arithmetic rounds it), the same for β₂, Debias1 = 1/(1−β₁ᵗ), Debias2 =
 // 1/(1−β₂ᵗ), the learning rate, ε and the weight decay λ (0: none).
+// GradScale, when not 0 or 1, multiplies each gradient value first (a
+// clipping coefficient; the product is rounded to float32 as a graph's
+// Mul rounds it).
 type Params struct {
 	LR, Beta1, OneMinusBeta1, Beta2, OneMinusBeta2 float32
 	Debias1, Debias2, Epsilon, WeightDecay         float32
+	GradScale                                      float32
 }
 
 // minChunk is the number of parameters below which a variable is updated
@@ -33,7 +41,7 @@ type Params struct {
 const minChunk = 1 << 15
 
 // Step updates w, m1 and m2 in place from gradient g (all the same
-// length):
+// length), with g read as g·GradScale when GradScale is set:
 //
 //	m1 ← β₁·m1 + (1−β₁)·g
 //	m2 ← β₂·m2 + (1−β₂)·g²
@@ -64,14 +72,24 @@ func Step(p Params, w, g, m1, m2 []float32) {
 	wg.Wait()
 }
 
-// step is Step on one goroutine. The float32 conversions of products keep
-// each operation rounded on its own (the Go spec lets an implementation
-// fuse x*y+z otherwise).
+// vecOn, when false (tests), leaves every element to step's Go loop.
+var vecOn = true
+
+// step is Step on one goroutine: the whole 16-element blocks on AVX-512
+// where the CPU has it (stepVec, the same operations), the rest here.
+// The float32 conversions of products keep each operation rounded on its
+// own (the Go spec lets an implementation fuse x*y+z otherwise).
 func step(p Params, w, g, m1, m2 []float32) {
 	g, m1, m2 = g[:len(w)], m1[:len(w)], m2[:len(w)]
 	decay := p.WeightDecay > 0
+	scale := p.GradScale != 0 && p.GradScale != 1
+	done := stepVec(p, w, g, m1, m2, decay, scale)
+	w, g, m1, m2 = w[done:], g[done:], m1[done:], m2[done:]
 	for i, wi := range w {
 		gi := g[i]
+		if scale {
+			gi = float32(gi * p.GradScale)
+		}
 		a := float32(p.Beta1*m1[i]) + float32(p.OneMinusBeta1*gi)
 		m1[i] = a
 		sq := float32(gi * gi)
@@ -84,4 +102,15 @@ func step(p Params, w, g, m1, m2 []float32) {
 		}
 		w[i] = wi - s
 	}
+}
+
+// SumSquares returns Σ x[i]² in float32, each square rounded and added in
+// index order from 0, as a graph's ReduceAllSum(Square(x)) computes it on
+// the pure-Go backend (one sequential sum: the same bits).
+func SumSquares(x []float32) float32 {
+	var acc float32
+	for _, v := range x {
+		acc += float32(v * v)
+	}
+	return acc
 }

@@ -259,3 +259,27 @@ func TestWhere(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkExp runs Exp over 16K values, normal ones and a causal
+// attention's masked scores (every other value far below the 0
+// threshold), which must cost no more than normal ones.
+func BenchmarkExp(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		fill float32
+	}{{"normal", -3}, {"masked", -1e30}} {
+		b.Run(c.name, func(b *testing.B) {
+			x, dst := make([]float32, 1<<14), make([]float32, 1<<14)
+			for i := range x {
+				x[i] = -1
+				if i%2 == 0 {
+					x[i] = c.fill
+				}
+			}
+			b.SetBytes(4 << 14)
+			for b.Loop() {
+				Exp(dst, x)
+			}
+		})
+	}
+}
