@@ -23,7 +23,10 @@
 # same for one variant, e.g. STEPS_varlen=3; it wins over STEPS), VARIANTS
 # (grpostep variants, default "varlen lora genheavy full"), COMPARE=0 (varlen
 # without its generation with finished rows kept), TINY=1 (grpostep on a
-# tiny model: a smoke test of the whole pipeline in seconds).
+# tiny model: a smoke test of the whole pipeline in seconds),
+# CHECKPOINTING=1 (grpokit recomputes each layer in the backward pass, as
+# grpo.Config's default does; by default both sides keep their
+# activations, so they run the same products).
 set -eu
 cd "$(dirname "$0")/.."
 # Debian's torch lives in /usr/bin/python3, which a pyenv python3 hides.
@@ -71,9 +74,11 @@ grpostep)
 		echo
 		VARIANT=$v STEPS=$n "$PY" bench/torch_grpostep.py >"$tmp/torch_$v.json"
 		compare=true
+		ckpt=false
+		[ "${CHECKPOINTING:-0}" != 1 ] || ckpt=true
 		[ "${COMPARE:-1}" != 0 ] || compare=false
 		{
-			"$tmp/grpostep" -variant "$v" -steps "$n" ${TINY:+-tiny} -compare="$compare" -torch "$tmp/torch_$v.json"
+			"$tmp/grpostep" -variant "$v" -steps "$n" ${TINY:+-tiny} -compare="$compare" -gradient-checkpointing="$ckpt" -torch "$tmp/torch_$v.json"
 			echo $? >"$tmp/rc"
 		} | tee "$tmp/go_$v.txt"
 		[ "$(cat "$tmp/rc")" = 0 ] || exit 1
