@@ -24,7 +24,8 @@
 # (grpostep variants, default "varlen lora genheavy full"), COMPARE=0 (varlen
 # without its generation with finished rows kept), TINY=1 (grpostep on a
 # tiny model: a smoke test of the whole pipeline in seconds),
-# CHECKPOINTING=1 (grpokit recomputes each layer in the backward pass, as
+# DECODE=1 (genheavy also times one decode step at batch 32 on both sides,
+# against the memory-bandwidth bound), CHECKPOINTING=1 (grpokit recomputes each layer in the backward pass, as
 # grpo.Config's default does; by default both sides keep their
 # activations, so they run the same products).
 set -eu
@@ -72,13 +73,15 @@ grpostep)
 		n=${STEPS:-$n}
 		eval "n=\${STEPS_$v:-$n}"
 		echo
-		VARIANT=$v STEPS=$n "$PY" bench/torch_grpostep.py >"$tmp/torch_$v.json"
+		decode=false
+		[ "${DECODE:-0}" != 1 ] || [ "$v" != genheavy ] || decode=true
+		VARIANT=$v STEPS=$n DECODE=${DECODE:-0} "$PY" bench/torch_grpostep.py >"$tmp/torch_$v.json"
 		compare=true
 		ckpt=false
 		[ "${CHECKPOINTING:-0}" != 1 ] || ckpt=true
 		[ "${COMPARE:-1}" != 0 ] || compare=false
 		{
-			"$tmp/grpostep" -variant "$v" -steps "$n" ${TINY:+-tiny} -compare="$compare" -gradient-checkpointing="$ckpt" -torch "$tmp/torch_$v.json"
+			"$tmp/grpostep" -variant "$v" -steps "$n" ${TINY:+-tiny} -compare="$compare" -gradient-checkpointing="$ckpt" -decode="$decode" -torch "$tmp/torch_$v.json"
 			echo $? >"$tmp/rc"
 		} | tee "$tmp/go_$v.txt"
 		[ "$(cat "$tmp/rc")" = 0 ] || exit 1

@@ -8,9 +8,10 @@
 //     GRPO loss, backward through every weight, gradient clipping, AdamW;
 //   - lora: the same step training LoRA r=16 (alpha 32) on every linear
 //     layer of the decoder;
-//   - genheavy: 4 prompts × G=8, 128 sampled tokens (micro-batches of 8);
-//     besides the step it times one decode step at batch 32 and compares it
-//     with the memory-bandwidth bound of reading the weights once per step;
+//   - genheavy: 4 prompts × G=8, 64 sampled tokens (micro-batches of 8);
+//     with -decode it also times one decode step at batch 32 and compares
+//     it with the memory-bandwidth bound of reading the weights once per
+//     step (-decodeonly: that alone);
 //   - varlen: the LoRA step with completions sampled until EOS, 4 prompts ×
 //     G=4, micro-batches of 8, each row stopping after a fixed scheduled
 //     length between 16 and 255 tokens (varlen.go; the same schedule on
@@ -75,7 +76,7 @@ type variant struct {
 var variants = map[string]variant{
 	"full":     {prompts: 4, g: 4, promptLen: 80, newTokens: 6, batchSize: 16, accum: 1},
 	"lora":     {prompts: 4, g: 4, promptLen: 80, newTokens: 6, batchSize: 16, accum: 1, lora: true},
-	"genheavy": {prompts: 4, g: 8, promptLen: 80, newTokens: 128, batchSize: 8, accum: 4, decode: true},
+	"genheavy": {prompts: 4, g: 8, promptLen: 80, newTokens: 64, batchSize: 8, accum: 4},
 	"varlen":   {prompts: 4, g: 4, promptLen: 80, newTokens: 256, batchSize: 8, accum: 2, lora: true, varlen: true},
 }
 
@@ -112,7 +113,7 @@ func run(args []string, w io.Writer) (err error) {
 	jsonOut := fs.String("json", "", "write the figures as JSON to this file")
 	firstProfile := fs.String("firstprofile", "", "write a CPU profile of the first (compiling) step to this file")
 	tiny := fs.Bool("tiny", false, "a tiny model instead of SmolLM2-135M's shape (smoke test)")
-	decodeOnly := fs.Bool("decodeonly", false, "only the decode step of -variant genheavy against the bandwidth bound (no training)")
+	decodeOnly := fs.Bool("decodeonly", false, "only the decode step at the variant's batch against the bandwidth bound (no training)")
 	checkpointing := fs.Bool("gradient-checkpointing", true, "recompute each decoder layer in the backward pass (grpo.Config.GradientCheckpointing; TRL's default, on; -gradient-checkpointing=false keeps the activations)")
 	opTrace := fs.Bool("opstats", false, "trace every op of the timed steps' training parts and print where cores idle, by op (must come before any other use of the go backend in the process)")
 	compare := fs.Bool("compare", true, "varlen: also time one generation with finished rows dropped and one with them kept")
@@ -127,7 +128,7 @@ func run(args []string, w io.Writer) (err error) {
 	if v, err = v.with(*prompts, *g, *promptLen, *newTokens, *microBatch); err != nil {
 		return err
 	}
-	v.decode = v.decode || *decodeToo
+	v.decode = v.decode || *decodeToo || *decodeOnly
 	if v.decode && v.newTokens < 2 {
 		return fmt.Errorf("-new-tokens %d: timing a decode step needs at least 2", v.newTokens)
 	}
@@ -172,9 +173,6 @@ func run(args []string, w io.Writer) (err error) {
 		}
 	}()
 	if *decodeOnly {
-		if !v.decode {
-			return fmt.Errorf("-decodeonly needs -variant genheavy or -decode")
-		}
 		return reportDecode(w, m, v, bw, *cpuProfile, &res)
 	}
 	var adapter *lora.Adapter

@@ -21,7 +21,11 @@ func TestRunTiny(t *testing.T) {
 	for _, v := range []string{"full", "lora", "genheavy", "varlen"} {
 		t.Run(v, func(t *testing.T) {
 			var out strings.Builder
-			if err := run([]string{"-tiny", "-variant", v, "-steps", "1", "-torch", torch}, &out); err != nil {
+			args := []string{"-tiny", "-variant", v, "-steps", "1", "-torch", torch}
+			if v == "genheavy" {
+				args = append(args, "-decode")
+			}
+			if err := run(args, &out); err != nil {
 				t.Fatal(err)
 			}
 			text := out.String()
@@ -60,8 +64,12 @@ func TestRunDecodeOnly(t *testing.T) {
 	if !regexp.MustCompile(`decode step at batch 32: [0-9.]+ ms = [0-9]+% of the memory-bandwidth bound`).MatchString(out.String()) {
 		t.Errorf("no decode line:\n%s", out.String())
 	}
-	if err := run([]string{"-tiny", "-variant", "full", "-decodeonly"}, &strings.Builder{}); err == nil {
-		t.Error("-decodeonly with -variant full gave no error")
+	out.Reset()
+	if err := run([]string{"-tiny", "-variant", "full", "-decodeonly"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "decode step at batch 16:") {
+		t.Errorf("-decodeonly -variant full: no decode line at the variant's batch of 16:\n%s", out.String())
 	}
 }
 
