@@ -16,10 +16,11 @@ import (
 const (
 	samplePromptWidth     = 32
 	sampleCompletionWidth = 48
-	// A prompt keeps its first line and its last four (the question comes
-	// after any system prompt); a completion its first four and its last
-	// (the final answer); "…" marks the lines left out.
-	samplePromptHead, samplePromptTail         = 1, 4
+	// A prompt keeps its first three lines (a task's opening sentence and
+	// its data) and its last four (the question comes after any system
+	// prompt); a completion its first four and its last (the final
+	// answer); "…" marks the lines left out. Lines are wrapped lines.
+	samplePromptHead, samplePromptTail         = 3, 4
 	sampleCompletionHead, sampleCompletionTail = 4, 1
 )
 

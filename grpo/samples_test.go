@@ -12,7 +12,7 @@ import (
 // the advantage to 2 decimals; long texts wrap in their column and are cut
 // in the middle, keeping a prompt's end and a completion's start and end.
 func TestPrintSamples(t *testing.T) {
-	long := "You are a careful assistant. Think step by step.\nQuestion: Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. How many clips did Natalia sell altogether in April and May?"
+	long := "You are a careful assistant. Think step by step and check your work.\nQuestion: Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. How many clips did Natalia sell altogether in April and May?"
 	answer := "In April she sold 48 clips.\nIn May she sold 48 / 2 = 24 clips.\nAltogether she sold 48 + 24 = 72 clips.\nLet me check: 48 + 24 is 72.\nYes.\nThe answer is 72."
 	// Seven lines: the first four, "…", the last.
 	answer7 := strings.Replace(answer, "Yes.", "Yes.\nSo:", 1)
@@ -28,18 +28,22 @@ func TestPrintSamples(t *testing.T) {
 | prompt                           | completion                                       | correct | format | advantage |
 +==================================+==================================================+=========+========+===========+
 | You are a careful assistant.     | In April she sold 48 clips.                      |    1.00 |   0.50 |      1.23 |
-| …                                | In May she sold 48 / 2 = 24 clips.               |         |        |           |
-| then she sold half as many clips | Altogether she sold 48 + 24 = 72 clips.          |         |        |           |
-| in May. How many clips did       | Let me check: 48 + 24 is 72.                     |         |        |           |
-| Natalia sell altogether in April | Yes.                                             |         |        |           |
-| and May?                         | The answer is 72.                                |         |        |           |
+| Think step by step and check     | In May she sold 48 / 2 = 24 clips.               |         |        |           |
+| your work.                       | Altogether she sold 48 + 24 = 72 clips.          |         |        |           |
+| …                                | Let me check: 48 + 24 is 72.                     |         |        |           |
+| then she sold half as many clips | Yes.                                             |         |        |           |
+| in May. How many clips did       | The answer is 72.                                |         |        |           |
+| Natalia sell altogether in April |                                                  |         |        |           |
+| and May?                         |                                                  |         |        |           |
 +----------------------------------+--------------------------------------------------+---------+--------+-----------+
 | You are a careful assistant.     | In April she sold 48 clips.                      |    1.00 |    n/a |     -0.50 |
-| …                                | In May she sold 48 / 2 = 24 clips.               |         |        |           |
-| then she sold half as many clips | Altogether she sold 48 + 24 = 72 clips.          |         |        |           |
-| in May. How many clips did       | Let me check: 48 + 24 is 72.                     |         |        |           |
-| Natalia sell altogether in April | …                                                |         |        |           |
-| and May?                         | The answer is 72.                                |         |        |           |
+| Think step by step and check     | In May she sold 48 / 2 = 24 clips.               |         |        |           |
+| your work.                       | Altogether she sold 48 + 24 = 72 clips.          |         |        |           |
+| …                                | Let me check: 48 + 24 is 72.                     |         |        |           |
+| then she sold half as many clips | …                                                |         |        |           |
+| in May. How many clips did       | The answer is 72.                                |         |        |           |
+| Natalia sell altogether in April |                                                  |         |        |           |
+| and May?                         |                                                  |         |        |           |
 +----------------------------------+--------------------------------------------------+---------+--------+-----------+
 | say cat                          | dog                                              |  -12.50 |   0.00 |      0.00 |
 +----------------------------------+--------------------------------------------------+---------+--------+-----------+
