@@ -429,8 +429,10 @@ func instrument(root *nodes.Template) {
 			switch v.Type() {
 			case reflect.TypeOf((*nodes.BinaryExpression)(nil)):
 				b := (*nodes.BinaryExpression)(ptr)
-				op := b.Operator.Token.Val
-				if op != "+" && op != "~" && op != "*" {
+				// By the token's type, as gonja's evaluator decides: a
+				// token's text may carry stray bytes ("\x15*" multiplies).
+				op, ok := map[tokens.Type]string{tokens.Addition: "+", tokens.Tilde: "~", tokens.Multiply: "*"}[b.Operator.Token.Type]
+				if !ok {
 					break
 				}
 				b.Left = guarded(b.Left, guardLeft)

@@ -20,6 +20,7 @@ var hostileTemplates = []struct{ name, src string }{
 	{"recursive-loop", `{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}`},
 	{"mutual-recursion", `{% macro a(n) %}{{ b(n) }}{% endmacro %}{% macro b(n) %}{{ a(n) }}{% endmacro %}{{ a(1) }}`},
 	{"10GB-string", `{{ 'a' * 10000000000 }}`},
+	{"10GB-string, stray byte in the operator", "{{ 'a'\x15* 10000000000 }}"},
 	{"string-times-string", `{% set s = 'a' * 1000000 %}{{ s * 1000000 }}`},
 	{"doubling", `{% set ns = namespace(s='ab') %}{% for i in range(40) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s|length }}`},
 	{"tilde-doubling", `{% set ns = namespace(s='ab') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}`},
