@@ -87,12 +87,13 @@ func init() { tuneForL2(l2Bytes()) }
 
 // tuneForL2 sets the blocking for a core whose L2 holds l2 bytes (0:
 // unknown). With 2 MiB or more (Intel's server cores since Sapphire
-// Rapids) the row tile of A stays in L1 and the B panels come from L2,
-// packed (nc = 384 columns: under 1 MiB at kc ≤ 640) rather than read in
-// place; the defaults suit 1 MiB L2s (AMD Zen 4/5).
+// Rapids) the row tile of A stays in L1 and the B panels of an nc = 384
+// column block come from L2 (under 1 MiB at kc ≤ 640), packed rather than
+// read in place when more than 768 rows of A share them; the defaults suit
+// 1 MiB L2s (AMD Zen 4/5).
 func tuneForL2(l2 int) {
 	if l2 >= 2<<20 {
-		rowsOuter, ncMax, inPlaceMaxStride = true, 384, 0
+		rowsOuter, ncMax, inPlaceMaxRows, inPlaceMaxStride = true, 384, 768, 0
 	}
 }
 
