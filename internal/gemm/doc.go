@@ -27,6 +27,13 @@
 // in place has its rows in different pages, which the hardware prefetcher
 // does not follow).
 //
+// The blocking follows the core's L2 size (CPUID): with 1 MiB (AMD Zen
+// 4/5) a B panel is kept across the row tiles of an mc-row block of A;
+// with 2 MiB or more (Intel server cores) a row tile of A stays in L1
+// across the packed B panels of a 384-column block held in L2. Only the
+// depth block decides how each output is summed, and it is the same
+// everywhere, so the results do not depend on the CPU's cache sizes.
+//
 // On AVX-512, full 12-row panels of a row-major A and 32-column panels of
 // a transposed B are packed sixteen columns at a time by a 16×16 register
 // transpose of contiguous loads (pack_amd64.s; a transposed A by masked

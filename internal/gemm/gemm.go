@@ -70,11 +70,32 @@ func (v Mat) start(b int) int {
 // Blocking parameters (elements). kcMax bounds the depth of one pass so the
 // packed A block and a B panel stay in L2; mc rows of A are reused across nc
 // columns of B. Variables, not constants, so benchmarks can tune them.
+// kcMax alone fixes each output's summation order (the kernels sum one
+// depth block in registers, then add it to C); mc, nc, the loop order and
+// the packing of B only change which tile is computed when.
 var (
 	kcMax = 640
 	mcMax = 144
 	ncMax = 1024
+	// rowsOuter makes cols keep one row tile of A (mr×kc, in L1) across
+	// all the B panels of an nc block (in L2) instead of one B panel
+	// across the row tiles of an mc block.
+	rowsOuter = false
 )
+
+func init() { tuneForL2(l2Bytes()) }
+
+// tuneForL2 sets the blocking for a core whose L2 holds l2 bytes (0:
+// unknown). With 2 MiB or more (Intel's server cores since Sapphire
+// Rapids) the row tile of A stays in L1 and the B panels of an nc = 384
+// column block come from L2 (under 1 MiB at kc ≤ 640), packed rather than
+// read in place when more than 768 rows of A share them; the defaults suit
+// 1 MiB L2s (AMD Zen 4/5).
+func tuneForL2(l2 int) {
+	if l2 >= 2<<20 {
+		rowsOuter, ncMax, inPlaceMaxRows, inPlaceMaxStride = true, 384, 768, 0
+	}
+}
 
 // parallelMinFlops is the smallest product split across goroutines: below
 // it, starting them costs more than they save.
@@ -312,6 +333,33 @@ func cols(kern *kernel, ws *work, ap []float32, b Mat, bSrc int, inPlace bool, k
 			ws.b = grow(ws.b, tiles*nr*kc)
 			bp = ws.b
 			packBMat(kern, bp, b, bSrc+jc*b.CS, kc, ncur, 0, tiles, &ws.q)
+		}
+		if rowsOuter {
+			// The edge panel (if any) once for all row tiles.
+			var edge *float32
+			if inPlace && ncur%nr != 0 {
+				jr := ncur - ncur%nr
+				edge, _ = panelB(kern, ws, b, bp, bSrc, inPlace, kc, jr, jc+jr, ncur-jr)
+			}
+			for i := 0; i < m; i += mr {
+				aPanel := &ap[(i/mr)*mr*kc]
+				rows := min(mr, m-i)
+				for jr := 0; jr < ncur; jr += nr {
+					ncols := min(nr, ncur-jr)
+					var bPanel *float32
+					ldb := nr
+					switch {
+					case !inPlace:
+						bPanel = &bp[jr*kc]
+					case ncols < nr:
+						bPanel = edge
+					default:
+						bPanel, ldb = &b.Data[bSrc+jc+jr], b.RS
+					}
+					tile(kern, ws, rows, ncols, kc, aPanel, bPanel, ldb, c, i*n+jc+jr, n, accum)
+				}
+			}
+			continue
 		}
 		for ic := 0; ic < m; ic += mcMax {
 			mcur := min(mcMax, m-ic)

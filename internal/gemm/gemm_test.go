@@ -181,12 +181,13 @@ func TestGemmBlocking(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow reference product")
 	}
-	defer func(kc, mc, nc int) { kcMax, mcMax, ncMax = kc, mc, nc }(kcMax, mcMax, ncMax)
+	defer func(kc, mc, nc int, ro bool) { kcMax, mcMax, ncMax, rowsOuter = kc, mc, nc, ro }(kcMax, mcMax, ncMax, rowsOuter)
 	kcMax, mcMax, ncMax = 48, 24, 64
 	for _, nt := range []int{1, 2, 3} {
 		old := SetThreads(nt)
 		forEachImpl(t, func(t *testing.T) {
 			forEachBMode(func() {
+				rowsOuter = nt%2 == 0
 				for i, s := range [][4]int{
 					{1, 7, 300, 130},   // dot path, columns split
 					{1, 200, 300, 130}, // split columns
@@ -232,4 +233,46 @@ func TestUseUnknown(t *testing.T) {
 	if got := Impl(99).String(); got != "Impl(99)" {
 		t.Fatal(got)
 	}
+}
+
+// TestBlockingKeepsBits checks that the blocking choices other than the
+// depth block (mc, nc, the loop order, reading B in place or packed, the
+// thread count) give every output the same bits: they only reorder whole
+// tiles, so tuneForL2 may pick them per CPU without changing any result.
+func TestBlockingKeepsBits(t *testing.T) {
+	defer func(mc, nc, ir, is int, ro bool) {
+		mcMax, ncMax, inPlaceMaxRows, inPlaceMaxStride, rowsOuter = mc, nc, ir, is, ro
+	}(mcMax, ncMax, inPlaceMaxRows, inPlaceMaxStride, rowsOuter)
+	defer SetThreads(SetThreads(0))
+	r := rand.New(rand.NewPCG(9, 9))
+	forEachImpl(t, func(t *testing.T) {
+		for _, s := range [][4]int{{200, 300, 700, 0}, {300, 130, 1300, 1}, {100, 1000, 90, 0}} {
+			m, n, k := s[0], s[1], s[2]
+			a, _ := layout{transposed: s[3] == 1}.make(r, 1, m, k)
+			b, _ := layout{}.make(r, 1, k, n)
+			var want []float32
+			for i, v := range []struct {
+				mc, nc, nt int
+				ro, pack   bool
+			}{{144, 1024, 1, false, false}, {24, 64, 2, true, true}, {72, 96, 3, false, true}, {500, 320, 2, true, false}} {
+				mcMax, ncMax, rowsOuter = v.mc, v.nc, v.ro
+				inPlaceMaxRows, inPlaceMaxStride = 1<<30, 1<<30
+				if v.pack {
+					inPlaceMaxRows, inPlaceMaxStride = 0, 0
+				}
+				SetThreads(v.nt)
+				c := make([]float32, m*n)
+				Gemm(1, m, n, k, a, b, c)
+				if i == 0 {
+					want = c
+					continue
+				}
+				for j := range c {
+					if math.Float32bits(c[j]) != math.Float32bits(want[j]) {
+						t.Fatalf("%d×%d×%d, blocking %+v: C[%d] = %v, want %v", m, n, k, v, j, c[j], want[j])
+					}
+				}
+			}
+		}
+	})
 }
