@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/grpokit/grpokit/internal/atomicfile"
 )
 
 // Folder names in an output folder.
@@ -276,13 +278,13 @@ func WriteFileSync(path string, data []byte) error {
 	return f.Close()
 }
 
-// WriteFileAtomic replaces path with data through a temporary file.
+// WriteFileAtomic replaces path with data through a temporary file
+// (atomicfile.Write: synced, renamed into place, removed on an error).
 func WriteFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := WriteFileSync(tmp, data); err != nil {
+	return atomicfile.Write(path, func(f *os.File) error {
+		_, err := f.Write(data)
 		return err
-	}
-	return os.Rename(tmp, path)
+	})
 }
 
 // SyncDir makes a rename in dir durable (best effort).

@@ -103,7 +103,7 @@ func (u *adamUpdate) clipAndApply(loss float32, grads []*tensors.Tensor, maxNorm
 		sq += s
 	}
 	norm = float32(math.Sqrt(float64(sq)))
-	if !isFinite32(loss) || !isFinite32(norm) {
+	if !finite(float64(loss)) || !finite(float64(norm)) {
 		dropGradients(grads)
 		return norm, false, nil
 	}
@@ -114,8 +114,6 @@ func (u *adamUpdate) clipAndApply(loss float32, grads []*tensors.Tensor, maxNorm
 	}
 	return norm, true, u.applyLoops(grads, coef)
 }
-
-func isFinite32(x float32) bool { return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0) }
 
 // sumSquares returns adamw.SumSquares of each slice, computed on up to
 // GOMAXPROCS goroutines that take whole slices, largest first.

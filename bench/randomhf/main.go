@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/grpokit/grpokit/internal/atomicfile"
 	"github.com/grpokit/grpokit/model"
 )
 
@@ -110,19 +111,10 @@ func copyFile(src, dst string) error {
 		defer zr.Close()
 		r = zr
 	}
-	tmp := dst + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, r); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("copy %s: %w", src, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, dst)
+	return atomicfile.Write(dst, func(f *os.File) error {
+		if _, err := io.Copy(f, r); err != nil {
+			return fmt.Errorf("copy %s: %w", src, err)
+		}
+		return nil
+	})
 }
