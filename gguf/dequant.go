@@ -9,10 +9,9 @@ import (
 // Dequantize decodes the data of n = len(dst) values of type t into dst,
 // exactly as ggml does (ggml_fp16_to_fp32_row, ggml_bf16_to_fp32_row and
 // dequantize_row_* in ggml-quants.c): the same float32 operations in the
-// same order, each rounded on its own (never fused into a multiply-add),
-// so the results are the same bits. data holds whole blocks of t and its
-// length must be what n values take. A type grpokit does not decode is
-// an error wrapping ErrUnsupported that names the type.
+// same order, so the results are the same bits. data holds whole blocks
+// of t and its length must be what n values take. A type grpokit does
+// not decode is an error wrapping ErrUnsupported that names the type.
 //
 // An F16 signaling NaN becomes a quiet NaN (the quiet bit set, the rest
 // of the payload kept), as ggml's conversion does.
@@ -90,10 +89,19 @@ func fp16(h uint16) float32 {
 func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
 
 // The blocks below mirror ggml-common.h's block_* structs; each function
-// is ggml-quants.c's dequantize_row_* with the same arithmetic. Go may
-// fuse x*y + z into one multiply-add on some processors; the explicit
-// float32(x*y) conversions forbid that (the Go specification: an
-// explicit conversion rounds), keeping ggml's two roundings.
+// is ggml-quants.c's dequantize_row_* with the same arithmetic.
+//
+// In every one of these types a value is (scale·sub-scale)·quant, less
+// min·sub-min for the types with a min, where the scales are fp16 (11
+// significant bits) and the sub-scales and quants small integers: each
+// product has at most 24 significant bits (Q6_K: 11+7+6) and is exact in
+// float32, so the only rounding is the final subtraction or addition.
+// The result is thus the correctly rounded value of the formula, and
+// neither the order of the products nor a fused multiply-add can change
+// a bit (testdata/dequant/mutants.py shows both). The explicit
+// float32(x*y) conversions, which stop Go from fusing x*y + z on arm64,
+// ppc64 and s390x, are kept all the same, so that the code reads as
+// ggml's rounding does.
 
 // block_q4_0: d (f16), qs[16]: value j is (qs[j]&15 − 8)·d, value j+16
 // is (qs[j]>>4 − 8)·d.

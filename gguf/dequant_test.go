@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/x448/float16"
 )
 
 // goldenDequant is testdata/dequant/golden.json, written by gen.py from
@@ -184,7 +186,13 @@ func BenchmarkDequantize(b *testing.B) {
 	const n = 4 << 20
 	for _, tt := range benchTypes {
 		b.Run(tt.String(), func(b *testing.B) {
-			data := randomBlocks(rand.New(rand.NewPCG(1, uint64(tt))), tt, n)
+			r := rand.New(rand.NewPCG(1, uint64(tt)))
+			data := randomBlocks(r, tt, n)
+			if tt == TypeF16 { // weights, not random bits: N(0, 0.02²)
+				for i := range n {
+					binary.LittleEndian.PutUint16(data[2*i:], float16.Fromfloat32(float32(r.NormFloat64()*0.02)).Bits())
+				}
+			}
 			dst := make([]float32, n)
 			b.SetBytes(4 * n)
 			b.ReportAllocs()
