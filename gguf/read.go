@@ -190,7 +190,7 @@ func (d *decoder) count(what string, minBytes int64) (int, error) {
 		return 0, err
 	}
 	if n > uint64(d.left()/minBytes) {
-		return 0, d.fail("%s %d: the %d bytes left in the file cannot hold that many", what, n, d.left())
+		return 0, d.fail("%s %d: the %d bytes left in the file cannot hold that many (truncated?)", what, n, d.left())
 	}
 	return int(n), nil
 }
@@ -201,7 +201,7 @@ func (d *decoder) str(limit int64) (string, error) {
 		return "", err
 	}
 	if n > uint64(d.left()) {
-		return "", d.fail("string of %d bytes, but %d bytes are left in the file", n, d.left())
+		return "", d.fail("string of %d bytes, but %d bytes are left in the file (truncated?)", n, d.left())
 	}
 	if n > uint64(limit) {
 		return "", d.fail("string of %d bytes (at most %d here)", n, limit)
@@ -346,7 +346,7 @@ func (g *File) readHeader() error {
 	case v == 2 || v == 3:
 	case v == 1:
 		return &FormatError{g.Path, "version", fmt.Errorf("%w: GGUF version 1 (32-bit counts, 2023): convert it again with a current llama.cpp", ErrUnsupported)}
-	case v&0xffff == 0:
+	case v != 0 && v&0xffff == 0:
 		return &FormatError{g.Path, "version", fmt.Errorf("%w: a big-endian GGUF file (version %d byte-swapped)", ErrUnsupported, v>>24)}
 	default:
 		return &FormatError{g.Path, "version", fmt.Errorf("%w: GGUF version %d (grpokit reads 2 and 3)", ErrUnsupported, v)}
@@ -419,7 +419,7 @@ func (g *File) readHeader() error {
 			if err != nil {
 				return err
 			}
-			if n == 0 || n > maxElements || numel*n > maxElements {
+			if n == 0 || n > maxElements/numel { // numel·n ≤ maxElements, without overflowing
 				return d.fail("dimension %d is %d: the tensor's size is absurd", j, n)
 			}
 			numel *= n
