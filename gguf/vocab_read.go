@@ -333,8 +333,12 @@ type HFOptions struct {
 // Known differences from llama.cpp, all rare: among equal scores
 // llama.cpp's SentencePiece merges the leftmost pair where BPE takes the
 // lower rank; llama.cpp matches special tokens longest first over the
-// whole text where the Hugging Face tokenizers take the leftmost; "(?i:'s)"
-// in the Llama 3 and Qwen expressions also matches "'ſ" (U+017F) here.
+// whole text where the Hugging Face tokenizers take the leftmost; llama.cpp
+// makes a few tokens it knows by their text ("<|im_end|>", "<|eot_id|>",
+// FIM tokens, ...) control tokens where the file types them normal, which
+// stay normal here. The Rust tokenizers library (transformers, not package
+// tokenizer) case-folds "(?i:'s)" of the Llama 3 and Qwen expressions to
+// match "'ſ" (U+017F) too, which llama.cpp's rewrite "'[sS]" does not.
 func (v *Vocab) HFFiles(opts HFOptions) (tokenizerJSON, tokenizerConfig []byte, err error) {
 	n := len(v.Tokens)
 	if n == 0 {

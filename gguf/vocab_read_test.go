@@ -29,7 +29,7 @@ var extraTexts = []string{
 	"我爱北京天安门。今天天气很好！", "مرحبا بالعالم، كيف حالك؟", "नमस्ते दुनिया", "สวัสดีครับ",
 	"🤖🚀✨ 👩🏾‍💻 🏳️‍🌈", "e\u0301 a\u0308 n\u0303 \u0915\u094d\u0937", "Ǆ ǅ ǆ İ ı ſ ﬁ",
 	"don't DON'T it'S we'Ve", "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n",
-	"ab<|im_end|>cd<|endoftext|><|endoftext|> <|im_start|> x", "<|im_start", "<think></think>",
+	"ab<|im_end|>cd<|endoftext|><|endoftext|> <|im_start|> x", "<|im_start", "<think></think>", "it'ſ IT'ſ x'ſt",
 }
 
 // readCorpus returns corpus.json's strings.
