@@ -39,14 +39,18 @@ func (g *File) Weights(cfg model.Config) (model.WeightSource, error) {
 
 // LoadModel reads the GGUF file at path as a model: ModelConfig, then
 // every weight dequantized exactly as ggml does and held as opts.Storage
-// says (nil opts: float32). The tokenizer is the file's too: see
-// File.Vocab.
+// says (nil opts: float32). LoadPretrained reads the tokenizer too.
 func LoadModel(path string, opts *model.Options) (*model.Model, error) {
 	g, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer g.Close()
+	return g.model(opts)
+}
+
+// model builds the file's model.
+func (g *File) model(opts *model.Options) (*model.Model, error) {
 	cfg, err := g.ModelConfig()
 	if err != nil {
 		return nil, err
@@ -57,7 +61,7 @@ func LoadModel(path string, opts *model.Options) (*model.Model, error) {
 	}
 	m, err := model.FromWeights(cfg, src, opts)
 	if err != nil {
-		return nil, fmt.Errorf("gguf: load %s: %w", path, err)
+		return nil, fmt.Errorf("gguf: load %s: %w", g.Path, err)
 	}
 	return m, nil
 }

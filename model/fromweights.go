@@ -46,4 +46,3 @@ func FromWeights(cfg Config, src WeightSource, opts *Options) (*Model, error) {
 	}
 	return m, nil
 }
-
