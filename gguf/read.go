@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 )
 
 // ErrFormat is returned (wrapped in a *FormatError) for a file that is not
@@ -543,7 +544,10 @@ func (g *File) Float(key string) (x float64, ok bool, err error) {
 	}
 	switch f := v.(type) {
 	case float32:
-		return float64(f), true, nil
+		// The shortest decimal that is this float32 (1e-5, not
+		// 9.999999747378752e-06), as the config.json it came from said.
+		x, _ := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
+		return x, true, nil
 	case float64:
 		return f, true, nil
 	}
