@@ -319,6 +319,18 @@ func TestVocabRoundTrip(t *testing.T) {
 			if p.BOS != orig.BOS || p.PAD != orig.PAD || len(p.EOS) == 0 || len(orig.EOS) == 0 || p.EOS[0] != orig.EOS[0] {
 				t.Errorf("special ids: bos %d eos %v pad %d, want bos %d eos %v pad %d", p.BOS, p.EOS, p.PAD, orig.BOS, orig.EOS, orig.PAD)
 			}
+			// And back to GGUF (import, then export): the same vocabulary.
+			again, err := NewVocab(p, tj, len(v.Tokens))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(again.Tokens, v.Tokens) || !slices.Equal(again.Types, v.Types) || again.Model != v.Model ||
+				again.Pre != v.Pre || again.BOS != v.BOS || again.EOS != v.EOS || again.PAD != v.PAD || again.UNK != v.UNK ||
+				again.AddBOS != v.AddBOS || again.AddSpacePrefix != v.AddSpacePrefix || again.ChatTemplate != v.ChatTemplate ||
+				(v.Model == "gpt2" && !slices.Equal(again.Merges, v.Merges)) {
+				t.Errorf("NewVocab of the files differs: model %q pre %q bos %d eos %d pad %d unk %d add_bos %v prefix %v",
+					again.Model, again.Pre, again.BOS, again.EOS, again.PAD, again.UNK, again.AddBOS, again.AddSpacePrefix)
+			}
 			for _, s := range []string{"Hello", ""} {
 				if got, want := p.Tokenizer.Encode(s, true), orig.Tokenizer.Encode(s, true); !slices.Equal(got, want) {
 					t.Errorf("Encode(%q, add special tokens): %v, want %v", s, got, want)
