@@ -360,8 +360,8 @@ func (v *Vocab) HFFiles(opts HFOptions) (tokenizerJSON, tokenizerConfig []byte, 
 	}
 	ids := make(map[string]int, n)
 	for i, s := range v.Tokens {
-		if s == "" {
-			return nil, nil, fmt.Errorf("gguf: HFFiles: token %d is empty", i)
+		if s == "" || !utf8.ValidString(s) {
+			return nil, nil, fmt.Errorf("gguf: HFFiles: token %d (%q) is empty or not UTF-8, which tokenizer.json cannot hold", i, s)
 		}
 		if j, dup := ids[s]; dup {
 			return nil, nil, fmt.Errorf("gguf: HFFiles: token %q is both id %d and id %d", s, j, i)

@@ -197,6 +197,9 @@ func TestVocabSmolLM2(t *testing.T) {
 	got := make([][]int, len(texts))
 	for i, s := range texts {
 		got[i] = p.Tokenizer.Encode(s, false)
+		if back := p.Tokenizer.Decode(got[i], false); back != s {
+			t.Errorf("SmolLM2: %q decodes as %q", s, back)
+		}
 	}
 	same, ids, total := compareIDs(t, "SmolLM2", texts, got, want)
 	t.Logf("SmolLM2: %d/%d texts and %d/%d ids as llama.cpp", same, len(texts), ids, total)
@@ -318,6 +321,18 @@ func TestVocabRoundTrip(t *testing.T) {
 			p := hfTokenizer(t, back, HFOptions{})
 			if p.BOS != orig.BOS || p.PAD != orig.PAD || len(p.EOS) == 0 || len(orig.EOS) == 0 || p.EOS[0] != orig.EOS[0] {
 				t.Errorf("special ids: bos %d eos %v pad %d, want bos %d eos %v pad %d", p.BOS, p.EOS, p.PAD, orig.BOS, orig.EOS, orig.PAD)
+			}
+			// And back to GGUF (import, then export): the same vocabulary.
+			again, err := NewVocab(p, tj, len(v.Tokens))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(again.Tokens, v.Tokens) || !slices.Equal(again.Types, v.Types) || again.Model != v.Model ||
+				again.Pre != v.Pre || again.BOS != v.BOS || again.EOS != v.EOS || again.PAD != v.PAD || again.UNK != v.UNK ||
+				again.AddBOS != v.AddBOS || again.AddSpacePrefix != v.AddSpacePrefix || again.ChatTemplate != v.ChatTemplate ||
+				(v.Model == "gpt2" && !slices.Equal(again.Merges, v.Merges)) {
+				t.Errorf("NewVocab of the files differs: model %q pre %q bos %d eos %d pad %d unk %d add_bos %v prefix %v",
+					again.Model, again.Pre, again.BOS, again.EOS, again.PAD, again.UNK, again.AddBOS, again.AddSpacePrefix)
 			}
 			for _, s := range []string{"Hello", ""} {
 				if got, want := p.Tokenizer.Encode(s, true), orig.Tokenizer.Encode(s, true); !slices.Equal(got, want) {
@@ -507,6 +522,40 @@ func TestVocabDefaults(t *testing.T) {
 		writeMeta(t, path, c.meta)
 		if v := readVocab(t, path); !c.check(v) {
 			t.Errorf("%s: %+v; want %s", c.name, *v, c.explain)
+		}
+	}
+}
+
+// TestHFFilesErrors: a Vocab HFFiles cannot write is an error, not a
+// tokenizer that tokenizes differently.
+func TestHFFilesErrors(t *testing.T) {
+	base := func() *Vocab {
+		return &Vocab{Model: "gpt2", Pre: "gpt-2", Tokens: []string{"a", "b", "ab"}, Types: []int32{1, 1, 1},
+			Merges: []string{"a b"}, BOS: -1, EOS: -1, PAD: -1, UNK: -1}
+	}
+	cases := []struct {
+		name string
+		edit func(v *Vocab)
+		want error // nil: any error
+	}{
+		{"empty", func(v *Vocab) { v.Tokens, v.Types = nil, nil }, nil},
+		{"types too short", func(v *Vocab) { v.Types = v.Types[:2] }, nil},
+		{"scores too long", func(v *Vocab) { v.Scores = make([]float32, 4) }, nil},
+		{"duplicate", func(v *Vocab) { v.Tokens[2] = "a" }, nil},
+		{"not UTF-8", func(v *Vocab) { v.Tokens[2] = "\xff" }, nil},
+		{"eos out of range", func(v *Vocab) { v.EOS = 3 }, nil},
+		{"add_bos without bos", func(v *Vocab) { v.AddBOS = true }, nil},
+		{"merge without a space", func(v *Vocab) { v.Merges = []string{"ab"} }, nil},
+		{"unknown pre", func(v *Vocab) { v.Pre = "my-own" }, ErrUnsupported},
+		{"unknown model", func(v *Vocab) { v.Model = "bert" }, ErrUnsupported},
+		{"llama without scores", func(v *Vocab) { v.Model = "llama" }, nil},
+	}
+	for _, c := range cases {
+		v := base()
+		c.edit(v)
+		_, _, err := v.HFFiles(HFOptions{})
+		if err == nil || c.want != nil && !errors.Is(err, c.want) || !strings.HasPrefix(err.Error(), "gguf: ") {
+			t.Errorf("%s: %v, want an error (wrapping %v)", c.name, err, c.want)
 		}
 	}
 }
