@@ -94,7 +94,7 @@ func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
 // In every one of these types a value is (scale·sub-scale)·quant, less
 // min·sub-min for the types with a min, where the scales are fp16 (11
 // significant bits) and the sub-scales and quants small integers: each
-// product has at most 24 significant bits (Q6_K: 11+7+6) and is exact in
+// product has at most 24 significant bits (Q6_K: 11+7+5) and is exact in
 // float32, so the only rounding is the final subtraction or addition.
 // The result is thus the correctly rounded value of the formula, and
 // neither the order of the products nor a fused multiply-add can change

@@ -330,7 +330,7 @@ func arrayOf[T any](d *decoder, t valueType, n, depth int) ([]T, error) {
 func knownValueType(t valueType) bool { return t <= typeFloat64 }
 
 func (g *File) readHeader() error {
-	d := &decoder{r: bufio.NewReaderSize(io.NewSectionReader(g.f, 0, g.size), 1<<20), size: g.size, path: g.Path, field: "magic"}
+	d := &decoder{r: bufio.NewReaderSize(io.NewSectionReader(g.f, 0, g.size), int(min(g.size, 1<<20))), size: g.size, path: g.Path, field: "magic"}
 	m, err := d.u32()
 	if err != nil {
 		return err
