@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/grpokit/grpokit/internal/regfile"
 	"github.com/grpokit/grpokit/lora"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/tokenizer"
@@ -139,7 +140,7 @@ func Export(ctx context.Context, src Source, path string, opts ExportOptions) (*
 		if err != nil {
 			return nil, err
 		}
-		raw, err := os.ReadFile(filepath.Join(tokDir, "tokenizer.json"))
+		raw, err := regfile.ReadFile(filepath.Join(tokDir, "tokenizer.json"), regfile.MaxMeta)
 		if err != nil {
 			return nil, fmt.Errorf("gguf: %w", err)
 		}
@@ -203,7 +204,7 @@ func padTokenID(dir string) int {
 	var c struct {
 		Pad *int `json:"pad_token_id"`
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	b, err := regfile.ReadFile(filepath.Join(dir, "config.json"), regfile.MaxMeta)
 	if err != nil || json.Unmarshal(b, &c) != nil || c.Pad == nil {
 		return -1
 	}

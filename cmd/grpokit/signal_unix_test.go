@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,6 +30,62 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// startMain starts grpokit with args in a process of its own (the test
+// binary, see TestMain), its stdout and stderr both into the returned
+// buffer; the test kills it at its end.
+func startMain(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), mainArgsEnv+"="+strings.Join(args, "\x1f"))
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, out
+}
+
+// waitExit waits up to limit for cmd to end and returns its exit status;
+// it fails the test (the process is killed at the test's end) when cmd
+// is still running then.
+func waitExit(t *testing.T, cmd *exec.Cmd, limit time.Duration, out *syncBuffer) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatal(err)
+		}
+		return cmd.ProcessState.ExitCode()
+	case <-time.After(limit):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("grpokit did not end in %s:\n%s", limit, out.String())
+	}
+	return 0
+}
+
+// syncBuffer is a bytes.Buffer a process's output and a test can share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // TestSignalSavesAndExits sends SIGINT and SIGTERM to a training grpokit

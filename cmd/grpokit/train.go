@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -281,8 +280,11 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	if c.Resume {
 		var err error
 		from, err = grpo.LatestCheckpoint(c.OutputDir)
-		if errors.Is(err, fs.ErrNotExist) {
-			from, err = "", nil
+		if errors.Is(err, checkpoint.ErrNoCheckpoint) {
+			// As TRL's resume_from_checkpoint=True: resuming nothing is an
+			// error, not a fresh run started in its place.
+			return fmt.Errorf("grpokit train: resume: no checkpoint in output_dir %s to resume from; "+
+				"to start a fresh run there, drop -resume (and resume: true from the config): %w", c.OutputDir, checkpoint.ErrNoCheckpoint)
 		}
 		if err != nil {
 			return err
