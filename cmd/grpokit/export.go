@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/grpokit/grpokit/gguf"
+	"github.com/grpokit/grpokit/internal/interrupt"
 )
 
 // exportCmd is "grpokit export": a model folder, a checkpoint, or a base
@@ -39,6 +40,7 @@ func exportCmd(ctx context.Context, args []string, out io.Writer) error {
 	if *modelfile != "" {
 		mf = filepath.Join(filepath.Dir(*dst), *modelfile)
 	}
+	interrupt.SetUnsaved(ctx, fmt.Sprintf("the export to %s (no partial file is left in its place)", *dst))
 	res, err := gguf.Export(ctx, gguf.Source{ModelDir: *dir, AdapterDir: *adapter}, *dst, gguf.ExportOptions{
 		DType: *dtype, Name: *name, Modelfile: mf, Overwrite: *overwrite,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), // the command prints its own lines

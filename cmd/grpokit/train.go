@@ -19,6 +19,7 @@ import (
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/backend"
+	"github.com/grpokit/grpokit/internal/interrupt"
 	"github.com/grpokit/grpokit/lora"
 	"github.com/grpokit/grpokit/memplan"
 	"github.com/grpokit/grpokit/model"
@@ -267,6 +268,7 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
+	interrupt.SetUnsaved(ctx, "nothing trained yet (the run was being prepared)")
 	// The folder is locked before anything is read or written in it, and
 	// stays locked (the trainer is handed the lock) until the command ends:
 	// a second train started on the same folder stops here, whenever it
@@ -350,8 +352,11 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	if c.TimeLimit > 0 {
 		trainCtx, cancel = context.WithTimeout(ctx, time.Duration(c.TimeLimit))
 	}
+	interrupt.SetUnsaved(ctx, fmt.Sprintf("the steps trained since the newest complete checkpoint in %s "+
+		"(train -resume continues from it; a checkpoint left half-written is a temporary folder the next run removes)", c.OutputDir))
 	err = tr.Train(trainCtx, s.train)
 	cancel()
+	interrupt.SetUnsaved(ctx, fmt.Sprintf("the plots, and final/ if training had ended (the checkpoints in %s are complete: train -resume continues)", c.OutputDir))
 	if errors.Is(err, checkpoint.ErrOutputDirInUse) { // refused by Train itself
 		return outputDirInUse(err)
 	}
