@@ -101,8 +101,12 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 	}
 	s := &setup{}
 	var err error
-	if s.train, s.eval, err = loadData(c); err != nil {
+	var note string
+	if s.train, s.eval, note, err = loadData(c); err != nil {
 		return nil, err
+	}
+	if note != "" {
+		fmt.Fprintln(out, note)
 	}
 	if s.rewards, err = buildRewards(withChatVars(c.Rewards, c.ChatTemplateKwargs)); err != nil {
 		return nil, err
