@@ -160,6 +160,7 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		}
 	}
 	s.loaded.chatVars, s.loaded.templatePlain = c.ChatTemplateKwargs, c.TemplatePlainPrompts
+	s.loaded.plainPrompts = !c.TemplatePlainPrompts && allPlain(s.train)
 	if w := plainPromptsWarning(c, s.train, s.eval); w != "" {
 		fmt.Fprintln(out, w)
 	}
@@ -460,6 +461,17 @@ func setTools(tr *grpo.Trainer, c *runConfig, s *setup, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "tools: %s; every completion is a trajectory (max_tool_calling_iterations %d, 0 = no bound)\n", strings.Join(c.Tools, ", "), c.MaxToolCallingIterations)
 	return nil
+}
+
+// allPlain reports whether every example of ds has a plain-text prompt
+// (no messages, no token ids).
+func allPlain(ds dataset.SliceDataset) bool {
+	for _, ex := range ds {
+		if len(ex.Messages) > 0 || len(ex.PromptIDs) > 0 {
+			return false
+		}
+	}
+	return len(ds) > 0
 }
 
 // plainPromptsWarning says, once, that chat_template_kwargs does not reach
