@@ -151,3 +151,34 @@ func TestUnknownCommandListsAll(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateClampsToContext: generate's default -max-new-tokens (128) on
+// a model of 64 positions is lowered to what the context holds, with a
+// note, and the completion comes; a prompt longer than the context is an
+// error saying so. Before, the default failed.
+func TestGenerateClampsToContext(t *testing.T) {
+	dir := t.TempDir()
+	cfg := toyRun(t, dir, false, 1)
+	rewriteConfig(t, cfg, func(body string) string {
+		return strings.Replace(body, "words: [say]}", "words: [say], max_position_embeddings: 64}", 1)
+	})
+	if err := run(context.Background(), []string{"train", "-quiet", "-config", cfg}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	final := filepath.Join(dir, "run", "final")
+	var out, log bytes.Buffer
+	logOut = &log
+	t.Cleanup(func() { logOut = os.Stderr })
+	if err := run(context.Background(), []string{"generate", "-model", final, "-raw", "-prompt", "say dog"}, &out); err != nil {
+		t.Fatalf("generate with the default -max-new-tokens: %v", err)
+	}
+	want := "grpokit: note: -max-new-tokens 128 lowered to 62: the prompt's 2 tokens and the reply must fit the model's 64 positions (max_position_embeddings)\n"
+	if log.String() != want || strings.TrimSpace(out.String()) == "" {
+		t.Errorf("note %q, want %q; output %q", log.String(), want, out.String())
+	}
+	long := strings.Repeat("say ", 80)
+	err := run(context.Background(), []string{"generate", "-model", final, "-raw", "-prompt", long}, &out)
+	if err == nil || !strings.Contains(err.Error(), "of the model's 64 positions (max_position_embeddings): shorten it") {
+		t.Errorf("a prompt over the context: err = %v", err)
+	}
+}
