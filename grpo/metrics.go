@@ -141,7 +141,7 @@ func openOutputs(c Config, step int, logger *slog.Logger) (*outputs, error) {
 		if err := repairJSONL(path, step, logger); err != nil {
 			return nil, err
 		}
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := regfile.OpenAppend(path, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("grpo: %w", err)
 		}

@@ -1,6 +1,6 @@
 // Package regfile opens the files a run reads back from its own folders
-// (a checkpoint's files, the output folder's metrics.jsonl and
-// rollouts.jsonl) so that a file replaced by something that is not a
+// (a checkpoint's files, a saved model's, the output folder's
+// metrics.jsonl and rollouts.jsonl, which it also appends to) so that a file replaced by something that is not a
 // regular file can never hang or flood the reader: a named pipe is opened
 // without waiting for a writer (O_NONBLOCK where the system has it) and
 // refused, as are devices (a link to /dev/zero), sockets and folders, and
@@ -35,6 +35,24 @@ func Open(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return checkRegular(f, path)
+}
+
+// OpenAppend opens path for appending, creating it with perm (less the
+// umask) when missing, and returns it only when it is a regular file: a
+// named pipe in its place is refused without waiting for a reader, as in
+// Open.
+func OpenAppend(path string, perm fs.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|openFlags, perm)
+	if err != nil {
+		return nil, err
+	}
+	return checkRegular(f, path)
+}
+
+// checkRegular returns f when it is a regular file, else closes it and
+// returns an error wrapping ErrNotRegular.
+func checkRegular(f *os.File, path string) (*os.File, error) {
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()

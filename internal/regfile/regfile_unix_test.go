@@ -41,3 +41,42 @@ func TestSpecialFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAppendFIFO: appending to a named pipe with no reader is refused
+// at once (a plain open for writing waits for a reader).
+func TestOpenAppendFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "metrics.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		f, err := OpenAppend(fifo, 0o644)
+		if err == nil {
+			f.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), fifo) {
+			t.Errorf("OpenAppend(fifo) = %v; want an error naming it", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("OpenAppend(fifo) did not return in 30 s")
+	}
+	p := filepath.Join(t.TempDir(), "a.jsonl")
+	for _, line := range []string{"1\n", "2\n"} {
+		f, err := OpenAppend(p, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(line); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	if b, err := os.ReadFile(p); err != nil || string(b) != "1\n2\n" {
+		t.Errorf("appended %q, %v; want \"1\\n2\\n\"", b, err)
+	}
+}
