@@ -62,6 +62,10 @@ func checkRegular(f *os.File, path string) (*os.File, error) {
 		f.Close()
 		return nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, Kind(st.Mode()))}
 	}
+	if err := blocking(f); err != nil {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
 	return f, nil
 }
 

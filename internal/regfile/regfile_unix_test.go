@@ -80,3 +80,32 @@ func TestOpenAppendFIFO(t *testing.T) {
 		t.Errorf("appended %q, %v; want \"1\\n2\\n\"", b, err)
 	}
 }
+
+// TestRegularFileBlocking: a regular file comes back without O_NONBLOCK,
+// as a plain open gives it.
+func TestRegularFileBlocking(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a")
+	if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, open := range map[string]func() (*os.File, error){
+		"Open":       func() (*os.File, error) { return Open(p) },
+		"OpenAppend": func() (*os.File, error) { return OpenAppend(p, 0o644) },
+	} {
+		f, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := f.SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var flags uintptr
+		var errno syscall.Errno
+		c.Control(func(fd uintptr) { flags, _, errno = syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0) })
+		f.Close()
+		if errno != 0 || flags&syscall.O_NONBLOCK != 0 {
+			t.Errorf("%s: flags %#x (errno %v): O_NONBLOCK still set", name, flags, errno)
+		}
+	}
+}
