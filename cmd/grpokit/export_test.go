@@ -124,6 +124,18 @@ func TestExportPlainPromptModel(t *testing.T) {
 			t.Errorf("%s's Modelfile: want TEMPLATE {{ .Prompt }} and no chat template:\n%s", from, mf)
 		}
 	}
+	// Chat prompts (system_prompt makes each row a chat) record nothing.
+	chat := t.TempDir()
+	cfg = toyRun(t, chat, false, 1)
+	rewriteConfig(t, cfg, func(body string) string {
+		return strings.Replace(body, "  prompt: question\n", "  prompt: question\n  system_prompt: Answer.\n", 1)
+	})
+	if err := run(context.Background(), []string{"train", "-quiet", "-config", cfg}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(chat, "run", "final", "prompt_format.json")); !os.IsNotExist(err) {
+		t.Errorf("a run on chat prompts wrote prompt_format.json (%v)", err)
+	}
 }
 
 // TestExportBadInput: each bad input is an error naming the problem, and
