@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/grpokit/grpokit/internal/regfile"
 )
 
 // ManifestFile lists every other file of a checkpoint with its size and
@@ -53,26 +55,9 @@ func regularFile(p string) (int64, error) {
 		return 0, err
 	}
 	if !st.Mode().IsRegular() {
-		return 0, fmt.Errorf("not a regular file (%s)", fileKind(st.Mode()))
+		return 0, fmt.Errorf("not a regular file (%s)", regfile.Kind(st.Mode()))
 	}
 	return st.Size(), nil
-}
-
-// fileKind names the type of a file that is not a regular one.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m.IsDir():
-		return "a folder"
-	}
-	return m.Type().String()
 }
 
 // hashFile returns the size and hex SHA-256 of the file at p, syncing it to
@@ -87,14 +72,13 @@ func hashFile(p string, sync bool, want int64) (int64, string, error) {
 	if want >= 0 && size != want {
 		return size, "", nil // the caller reports the size
 	}
-	f, err := os.Open(p)
+	// Opened through regfile: a file swapped for a named pipe or a device
+	// since regularFile looked is refused, not waited on or read for ever.
+	f, err := regfile.Open(p)
 	if err != nil {
 		return 0, "", err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return 0, "", fmt.Errorf("not a regular file")
-	}
 	if sync {
 		if err := f.Sync(); err != nil {
 			return 0, "", err
@@ -200,7 +184,7 @@ func parseManifest(data []byte) (*manifest, error) {
 
 // readManifest reads the manifest of checkpoint folder dir.
 func readManifest(dir string) (*manifest, error) {
-	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	data, err := regfile.ReadFile(filepath.Join(dir, ManifestFile), regfile.MaxMeta)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, Corruptf("no %s (the checkpoint is incomplete, or older than manifests)", ManifestFile)
 	}

@@ -3,12 +3,15 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/grpokit/grpokit/internal/regfile"
 )
 
 // The run logs a trainer writes in its output folder, beside the
@@ -164,15 +167,9 @@ func runFiles(dir string) ([]runFile, error) {
 		name := e.Name()
 		switch {
 		case name == MetricsFile || name == RolloutsFile:
-			data, err := os.ReadFile(filepath.Join(dir, name))
+			n, err := countLines(filepath.Join(dir, name))
 			if err != nil {
 				return nil, err
-			}
-			n := 0
-			for _, line := range strings.Split(string(data), "\n") {
-				if strings.TrimSpace(line) != "" {
-					n++
-				}
 			}
 			if n > 0 {
 				found = append(found, runFile{name: name, lines: n})
@@ -184,6 +181,43 @@ func runFiles(dir string) ([]runFile, error) {
 		}
 	}
 	return found, nil
+}
+
+// countLines counts the lines of path that are not blank, reading it
+// through regfile (a named pipe or a device in its place is an error, not
+// a wait or an endless read).
+func countLines(path string) (int, error) {
+	f, err := regfile.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n, text := 0, false // text: the current line has a character other than a space
+	buf := make([]byte, 64<<10)
+	for {
+		k, err := f.Read(buf)
+		for _, c := range buf[:k] {
+			switch c {
+			case '\n':
+				if text {
+					n++
+				}
+				text = false
+			case ' ', '\t', '\r', '\v', '\f':
+			default:
+				text = true
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			if text {
+				n++
+			}
+			return n, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 }
 
 // describe says what runFiles found, for an error message.

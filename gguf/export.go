@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/grpokit/grpokit/internal/regfile"
 	"github.com/grpokit/grpokit/lora"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/tokenizer"
@@ -33,7 +34,10 @@ type ExportOptions struct {
 	// Name is general.name (default: the file's base name).
 	Name string
 	// Modelfile, when set, is the path of an Ollama Modelfile to write for
-	// the GGUF file (see Modelfile).
+	// the GGUF file (see Modelfile; ModelfileName gives the usual name
+	// beside it). A model folder recording plain-text prompts
+	// (model.PlainPrompts: the adapter's folder, else the model's) gets a
+	// TEMPLATE sending the prompt as it is.
 	Modelfile string
 	// Overwrite replaces existing output files; without it they are errors.
 	Overwrite bool
@@ -139,7 +143,7 @@ func Export(ctx context.Context, src Source, path string, opts ExportOptions) (*
 		if err != nil {
 			return nil, err
 		}
-		raw, err := os.ReadFile(filepath.Join(tokDir, "tokenizer.json"))
+		raw, err := regfile.ReadFile(filepath.Join(tokDir, "tokenizer.json"), regfile.MaxMeta)
 		if err != nil {
 			return nil, fmt.Errorf("gguf: %w", err)
 		}
@@ -165,11 +169,22 @@ func Export(ctx context.Context, src Source, path string, opts ExportOptions) (*
 			break
 		}
 	}
+	var mo ModelfileOptions
+	for _, d := range genDirs {
+		plain, err := model.PlainPrompts(d)
+		if err != nil {
+			return nil, err
+		}
+		if plain {
+			mo.PlainPrompts = true
+			break
+		}
+	}
 	rel, err := filepath.Rel(filepath.Dir(opts.Modelfile), path)
 	if err != nil {
 		rel = filepath.Base(path)
 	}
-	if err := WriteModelfile(opts.Modelfile, rel, vocab, gen, opts.Overwrite); err != nil {
+	if err := WriteModelfile(opts.Modelfile, rel, vocab, gen, mo, opts.Overwrite); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -203,7 +218,7 @@ func padTokenID(dir string) int {
 	var c struct {
 		Pad *int `json:"pad_token_id"`
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	b, err := regfile.ReadFile(filepath.Join(dir, "config.json"), regfile.MaxMeta)
 	if err != nil || json.Unmarshal(b, &c) != nil || c.Pad == nil {
 		return -1
 	}

@@ -79,24 +79,63 @@ var chatFormats = []chatFormat{
 {{- end }}`},
 }
 
+// ModelfileOptions are the settings of a Modelfile besides the model's
+// vocabulary and sampling defaults.
+type ModelfileOptions struct {
+	// Name is the Modelfile's own file name, for its comment saying how to
+	// use it; default "Modelfile".
+	Name string
+	// PlainPrompts writes TEMPLATE """{{ .Prompt }}""": the prompt goes to
+	// the model as it is, without the chat template, as it did in training
+	// on plain-text prompts (model.PlainPrompts; Export reads it from the
+	// model's folder).
+	PlainPrompts bool
+}
+
+// plainTemplate is the Modelfile TEMPLATE of a model trained on plain
+// prompts: the prompt, as it is.
+const plainTemplate = "{{ .Prompt }}"
+
+// ModelfileName is the Modelfile name beside the GGUF file ggufPath:
+// its base name with ".Modelfile" in place of ".gguf" ("x.gguf" →
+// "x.Modelfile"), so that exports of several models into one folder do
+// not collide.
+func ModelfileName(ggufPath string) string {
+	base := filepath.Base(ggufPath)
+	if ext := filepath.Ext(base); strings.EqualFold(ext, ".gguf") {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base + ".Modelfile"
+}
+
 // Modelfile returns an Ollama Modelfile for the GGUF file ggufName (a
-// path relative to the Modelfile's folder): FROM, a TEMPLATE in Ollama's
-// syntax when the chat template is of a family it recognizes (ChatML,
-// Llama 3, Gemma; otherwise Ollama reads the Jinja template stored in the
-// file), the stop strings, and gen's sampling defaults.
-func Modelfile(ggufName string, v *Vocab, gen *GenerationDefaults) string {
+// path relative to the Modelfile's folder): FROM; a TEMPLATE: the prompt
+// as it is with o.PlainPrompts, else one in Ollama's syntax when the chat
+// template is of a family it recognizes (ChatML, Llama 3, Gemma;
+// otherwise Ollama reads the Jinja template stored in the file); the stop
+// strings; and gen's sampling defaults.
+func Modelfile(ggufName string, v *Vocab, gen *GenerationDefaults, o ModelfileOptions) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Ollama: ollama create NAME -f %s, then ollama run NAME\n", "Modelfile")
+	name := o.Name
+	if name == "" {
+		name = "Modelfile"
+	}
+	fmt.Fprintf(&b, "# Ollama: ollama create NAME -f %s, then ollama run NAME\n", name)
 	fmt.Fprintf(&b, "FROM ./%s\n", filepath.ToSlash(ggufName))
 	var stops []string
 	if v.Placeholder {
 		b.WriteString("# This model had no tokenizer: its vocabulary is a placeholder, so text in and out is meaningless.\n")
 	}
-	for _, f := range chatFormats {
-		if v.ChatTemplate != "" && strings.Contains(v.ChatTemplate, f.marker) {
-			fmt.Fprintf(&b, "TEMPLATE \"\"\"%s\"\"\"\n", f.template)
-			stops = append(stops, f.stops...)
-			break
+	if o.PlainPrompts {
+		b.WriteString("# Trained on plain-text prompts: each prompt goes to the model as it is, without the chat template.\n")
+		fmt.Fprintf(&b, "TEMPLATE \"\"\"%s\"\"\"\n", plainTemplate)
+	} else {
+		for _, f := range chatFormats {
+			if v.ChatTemplate != "" && strings.Contains(v.ChatTemplate, f.marker) {
+				fmt.Fprintf(&b, "TEMPLATE \"\"\"%s\"\"\"\n", f.template)
+				stops = append(stops, f.stops...)
+				break
+			}
 		}
 	}
 	if v.EOS >= 0 && v.EOS < len(v.Tokens) && v.Types[v.EOS] == tokenControl {
@@ -132,15 +171,18 @@ func Modelfile(ggufName string, v *Vocab, gen *GenerationDefaults) string {
 	return b.String()
 }
 
-// WriteModelfile writes Modelfile(ggufName, v, gen) to path through a
-// temporary file renamed into place; an existing path is an error unless
-// overwrite.
-func WriteModelfile(path, ggufName string, v *Vocab, gen *GenerationDefaults, overwrite bool) error {
+// WriteModelfile writes Modelfile(ggufName, v, gen, o) to path (o.Name
+// defaults to path's base name) through a temporary file renamed into
+// place; an existing path is an error unless overwrite.
+func WriteModelfile(path, ggufName string, v *Vocab, gen *GenerationDefaults, o ModelfileOptions, overwrite bool) error {
 	if err := checkOutput(path, overwrite); err != nil {
 		return err
 	}
+	if o.Name == "" {
+		o.Name = filepath.Base(path)
+	}
 	return writeAtomic(path, overwrite, func(f *os.File) error {
-		_, err := f.WriteString(Modelfile(ggufName, v, gen))
+		_, err := f.WriteString(Modelfile(ggufName, v, gen, o))
 		return err
 	})
 }

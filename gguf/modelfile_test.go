@@ -19,8 +19,9 @@ func TestModelfile(t *testing.T) {
 	}
 	v := &Vocab{Tokens: []string{"a", "<|endoftext|>", "<|im_end|>"}, Types: []int32{tokenNormal, tokenControl, tokenControl},
 		EOS: 1, ChatTemplate: "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"}
-	got := Modelfile("out/model.gguf", v, g)
+	got := Modelfile("out/model.gguf", v, g, ModelfileOptions{Name: "model.Modelfile"})
 	for _, want := range []string{
+		"# Ollama: ollama create NAME -f model.Modelfile, then ollama run NAME\n",
 		"FROM ./out/model.gguf\n",
 		"TEMPLATE \"\"\"{{- if .System }}<|im_start|>system",
 		`PARAMETER stop "<|im_end|>"`,
@@ -41,10 +42,33 @@ func TestModelfile(t *testing.T) {
 	if g, err = ReadGenerationDefaults(dir); err != nil {
 		t.Fatal(err)
 	}
-	if got := Modelfile("m.gguf", v, g); !strings.Contains(got, "PARAMETER temperature 0\n") {
+	if got := Modelfile("m.gguf", v, g, ModelfileOptions{}); !strings.Contains(got, "PARAMETER temperature 0\n") {
 		t.Errorf("do_sample false: want temperature 0:\n%s", got)
 	}
 	if g, err := ReadGenerationDefaults(t.TempDir()); g != nil || err != nil {
 		t.Errorf("no generation_config.json: %v, %v; want nil, nil", g, err)
+	}
+}
+
+// TestModelfilePlainPrompts: a model trained on plain prompts gets the raw
+// TEMPLATE (the prompt as it is) and no chat stop strings, whatever chat
+// template its tokenizer has; EOS still stops.
+func TestModelfilePlainPrompts(t *testing.T) {
+	v := &Vocab{Tokens: []string{"a", "<|endoftext|>", "<|im_end|>"}, Types: []int32{tokenNormal, tokenControl, tokenControl},
+		EOS: 1, ChatTemplate: "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"}
+	got := Modelfile("m.gguf", v, nil, ModelfileOptions{PlainPrompts: true})
+	if !strings.Contains(got, "TEMPLATE \"\"\"{{ .Prompt }}\"\"\"\n") || strings.Contains(got, "<|im_start|>") ||
+		strings.Contains(got, `PARAMETER stop "<|im_end|>"`) || !strings.Contains(got, `PARAMETER stop "<|endoftext|>"`) {
+		t.Errorf("plain prompts: want the raw TEMPLATE, the EOS stop and no ChatML:\n%s", got)
+	}
+}
+
+func TestModelfileName(t *testing.T) {
+	for in, want := range map[string]string{
+		"out/x.gguf": "x.Modelfile", "X.GGUF": "X.Modelfile", "model.bin": "model.bin.Modelfile", "m": "m.Modelfile",
+	} {
+		if got := ModelfileName(in); got != want {
+			t.Errorf("ModelfileName(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/internal/regfile"
 )
 
 // Metrics is one optimizer step's figures, keyed by TRL's names: "step",
@@ -62,7 +63,7 @@ type Metrics map[string]float64
 // it, a full disk: resuming the run repairs the file). null (a NaN or
 // ±Inf value, see Trainer) reads as NaN.
 func ReadMetrics(path string) ([]Metrics, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("grpo: read metrics: %w", err)
 	}
@@ -140,7 +141,7 @@ func openOutputs(c Config, step int, logger *slog.Logger) (*outputs, error) {
 		if err := repairJSONL(path, step, logger); err != nil {
 			return nil, err
 		}
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := regfile.OpenAppend(path, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("grpo: %w", err)
 		}
@@ -168,7 +169,7 @@ func openOutputs(c Config, step int, logger *slog.Logger) (*outputs, error) {
 // do not parse, and a last line torn by a crash or a full disk. It logs
 // what it moved (level Warn).
 func repairJSONL(path string, step int, logger *slog.Logger) error {
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path, regfile.MaxLog)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -68,6 +68,13 @@ type LMPolicyOptions struct {
 	// to the model as it is, without the template (and without
 	// ChatOptions). A grpokit extension.
 	TemplatePlainPrompts bool
+	// PlainPrompts says that the policy is trained on plain-text prompts
+	// sent without the chat template: Save records it
+	// (model.SavePlainPrompts), so that an exported model is run the same
+	// way (gguf's Modelfile then sends the prompt as it is). grpokit train
+	// sets it when every training prompt is plain text and
+	// TemplatePlainPrompts is off.
+	PlainPrompts bool
 	// NoReference forbids the frozen copy of full fine-tuning even when a
 	// Trainer with Beta ≠ 0 asks for it (NewTrainer then fails). Without it
 	// the copy is still only made for Beta ≠ 0.
@@ -199,6 +206,11 @@ func (p *LMPolicy) Save(dir string) error {
 	}
 	if p.tok != nil {
 		if err := p.tok.WriteFiles(dir); err != nil {
+			return fmt.Errorf("grpo: save: %w", err)
+		}
+	}
+	if p.opts.PlainPrompts {
+		if err := model.SavePlainPrompts(dir); err != nil {
 			return fmt.Errorf("grpo: save: %w", err)
 		}
 	}

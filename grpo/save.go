@@ -22,6 +22,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/internal/regfile"
 )
 
 // Saver is an optional interface of a Policy: Save writes the policy's
@@ -214,7 +215,7 @@ func checkCheckpoint(dir string) error {
 
 // readStateFile reads the trainer_state.json of checkpoint folder dir.
 func readStateFile(dir string) (*trainerState, error) {
-	data, err := os.ReadFile(filepath.Join(dir, stateFile))
+	data, err := regfile.ReadFile(filepath.Join(dir, stateFile), regfile.MaxMeta)
 	if err != nil {
 		return nil, err
 	}
@@ -449,7 +450,7 @@ func inspectCheckpoint(dir string) (*trainerState, *rolloutBatch, error) {
 	if !st.Config.midGeneration(st.Step) {
 		return st, nil, nil
 	}
-	f, err := os.Open(filepath.Join(dir, rolloutsFile))
+	f, err := regfile.Open(filepath.Join(dir, rolloutsFile))
 	if err != nil {
 		return nil, nil, checkpoint.Corruptf("%s: %v", rolloutsFile, err)
 	}
@@ -488,7 +489,7 @@ func readCheckpoint(dir string) (*checkpointData, error) {
 // readVariablesFile decodes the variables file name of checkpoint folder
 // dir.
 func readVariablesFile(dir, name string) ([]savedVar, error) {
-	f, err := os.Open(filepath.Join(dir, name))
+	f, err := regfile.Open(filepath.Join(dir, name))
 	if err != nil {
 		return nil, checkpoint.Corruptf("%s: %v", name, err)
 	}

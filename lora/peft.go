@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/grpokit/grpokit/internal/regfile"
 	"github.com/grpokit/grpokit/model"
 )
 
@@ -80,7 +81,7 @@ func (a *Adapter) Save(dir string) error {
 // base_model.model.model.language_model.…); its vision-tower entries (PEFT
 // adapts SigLIP's q_proj/v_proj too) are skipped with one logged line.
 func Load(m *model.Model, dir string) (*Adapter, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "adapter_config.json"))
+	data, err := regfile.ReadFile(filepath.Join(dir, "adapter_config.json"), regfile.MaxMeta)
 	if err != nil {
 		return nil, fmt.Errorf("lora: %w", err)
 	}

@@ -7,8 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
+
+	"github.com/grpokit/grpokit/internal/regfile"
 )
 
 // ErrUnsupportedArch is returned (wrapped) when config.json names a
@@ -197,7 +198,7 @@ func (c Config) withDefaults() Config {
 
 // ReadConfig reads and validates path (a config.json).
 func ReadConfig(path string) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path, regfile.MaxMeta)
 	if err != nil {
 		return Config{}, fmt.Errorf("model: read config: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/internal/backend"
+	"github.com/grpokit/grpokit/internal/regfile"
 	"github.com/grpokit/grpokit/internal/vjp"
 )
 
@@ -298,7 +299,7 @@ func weightFiles(dir string, opts *Options) ([]string, error) {
 		return []string{single}, nil
 	}
 	index := filepath.Join(dir, "model.safetensors.index.json")
-	data, err := os.ReadFile(index)
+	data, err := regfile.ReadFile(index, regfile.MaxMeta)
 	if err != nil {
 		for _, f := range []string{"pytorch_model.bin", "pytorch_model.bin.index.json", "model.pt", "consolidated.00.pth"} {
 			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	"github.com/grpokit/grpokit/internal/regfile"
 )
 
 // maxHeaderBytes bounds a safetensors JSON header (the format's own limit is
@@ -119,7 +121,7 @@ type safetensorsFile struct {
 }
 
 func openSafetensors(path string) (*safetensorsFile, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/grpokit/grpokit/internal/regfile"
 	"github.com/grpokit/grpokit/tokenizer"
 )
 
@@ -130,7 +131,7 @@ func sameContent(a, b string) (bool, error) {
 		path string
 		v    *any
 	}{{a, &va}, {b, &vb}} {
-		data, err := os.ReadFile(f.path)
+		data, err := regfile.ReadFile(f.path, regfile.MaxMeta)
 		if err != nil {
 			return false, err
 		}

@@ -2,6 +2,7 @@ package plot
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,7 +37,7 @@ var figures = []figure{
 
 // Metrics reads a metrics.jsonl written by grpo.Trainer and writes the
 // standard figures into outDir: reward.png (the total and each named
-// reward), loss.png, kl.png, entropy.png, completion_length.png and
+// reward; a single reward equal to the total is not drawn twice), loss.png, kl.png, entropy.png, completion_length.png and
 // frac_reward_zero_std.png, each only when the file has that metric. It
 // returns the paths written.
 func Metrics(metricsPath, outDir string, opts Options) ([]string, error) {
@@ -56,6 +57,11 @@ func Metrics(metricsPath, outDir string, opts Options) ([]string, error) {
 		}
 	}
 	slices.Sort(names)
+	// One reward of weight 1 is the total itself: its line would lie on
+	// the total's, so the figure draws the total alone.
+	if len(names) == 1 && sameSeries(ms, "reward", "rewards/"+names[0]+"/mean") {
+		names = nil
+	}
 	var written []string
 	for _, f := range figures {
 		var keys []string
@@ -83,6 +89,22 @@ func Metrics(metricsPath, outDir string, opts Options) ([]string, error) {
 		written = append(written, path)
 	}
 	return written, nil
+}
+
+// sameSeries reports whether metrics a and b have the same (finite) steps
+// and, at each, values equal to a relative 1e-9.
+func sameSeries(ms []grpo.Metrics, a, b string) bool {
+	xa, ya := grpo.Series(ms, a)
+	xb, yb := grpo.Series(ms, b)
+	if len(xa) == 0 || !slices.Equal(xa, xb) {
+		return false
+	}
+	for i, u := range ya {
+		if math.Abs(u-yb[i]) > 1e-9*math.Max(1, math.Abs(u)) {
+			return false
+		}
+	}
+	return true
 }
 
 // SeriesLines returns one Line per key present in ms (its value per step)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/grpokit/grpokit/internal/jsonfile"
+	"github.com/grpokit/grpokit/internal/regfile"
 )
 
 // Pretrained is a tokenizer loaded from a Hugging Face model folder with
@@ -50,7 +51,7 @@ func LoadDir(dir string) (*Pretrained, error) {
 		return nil, err
 	}
 	if _, ok := p.Templates["default"]; !ok {
-		if b, err := os.ReadFile(filepath.Join(dir, "chat_template.jinja")); err == nil {
+		if b, err := regfile.ReadFile(filepath.Join(dir, "chat_template.jinja"), regfile.MaxMeta); err == nil {
 			ct, err := compileChatTemplate(string(b), filepath.Join(dir, "chat_template.jinja"), RenderLimits{})
 			if err != nil {
 				return nil, err

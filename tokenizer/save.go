@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/grpokit/grpokit/internal/atomicfile"
+	"github.com/grpokit/grpokit/internal/regfile"
 )
 
 // sourceFiles are the files of a model folder LoadDir reads, which
@@ -20,7 +21,7 @@ var sourceFiles = []string{"tokenizer.json", "tokenizer_config.json", "generatio
 func readSources(dir string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, name := range sourceFiles {
-		b, err := os.ReadFile(filepath.Join(dir, name))
+		b, err := regfile.ReadFile(filepath.Join(dir, name), regfile.MaxMeta)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

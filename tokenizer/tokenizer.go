@@ -7,11 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/grpokit/grpokit/internal/regfile"
 )
 
 // ErrUnsupported is wrapped by errors about a model, normalizer,
@@ -67,7 +68,7 @@ type fileJSON struct {
 
 // FromFile reads a tokenizer.json (optionally gzip-compressed).
 func FromFile(path string) (*Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path, regfile.MaxMeta)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}

@@ -47,7 +47,11 @@ func chat(ctx context.Context, args []string, in io.Reader, out io.Writer) error
 			return sc.Err()
 		}
 		text := sc.Text()
-		comps, err := p.Generate(ctx, []dataset.Example{s.example(l, history, text)}, 1, s.options())
+		ex, opts := s.example(l, history, text), s.options()
+		if err := fitContext(p, l, ex, &opts, logOut); err != nil {
+			return err
+		}
+		comps, err := p.Generate(ctx, []dataset.Example{ex}, 1, opts)
 		if err != nil {
 			return err
 		}

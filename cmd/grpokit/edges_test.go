@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image/png"
 	"io"
 	"os"
 	"path/filepath"
@@ -150,4 +151,99 @@ func TestUnknownCommandListsAll(t *testing.T) {
 			t.Errorf("%v does not name %s", err, name)
 		}
 	}
+}
+
+// TestGenerateClampsToContext: generate's default -max-new-tokens (128) on
+// a model of 64 positions is lowered to what the context holds, with a
+// note, and the completion comes; a prompt longer than the context is an
+// error saying so. Before, the default failed.
+func TestGenerateClampsToContext(t *testing.T) {
+	dir := t.TempDir()
+	cfg := toyRun(t, dir, false, 1)
+	rewriteConfig(t, cfg, func(body string) string {
+		return strings.Replace(body, "words: [say]}", "words: [say], max_position_embeddings: 64}", 1)
+	})
+	if err := run(context.Background(), []string{"train", "-quiet", "-config", cfg}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	final := filepath.Join(dir, "run", "final")
+	var out, log bytes.Buffer
+	logOut = &log
+	t.Cleanup(func() { logOut = os.Stderr })
+	if err := run(context.Background(), []string{"generate", "-model", final, "-raw", "-prompt", "say dog"}, &out); err != nil {
+		t.Fatalf("generate with the default -max-new-tokens: %v", err)
+	}
+	want := "grpokit: note: -max-new-tokens 128 lowered to 62: the prompt's 2 tokens and the reply must fit the model's 64 positions (max_position_embeddings)\n"
+	if log.String() != want || strings.TrimSpace(out.String()) == "" {
+		t.Errorf("note %q, want %q; output %q", log.String(), want, out.String())
+	}
+	long := strings.Repeat("say ", 80)
+	err := run(context.Background(), []string{"generate", "-model", final, "-raw", "-prompt", long}, &out)
+	if err == nil || !strings.Contains(err.Error(), "of the model's 64 positions (max_position_embeddings): shorten it") {
+		t.Errorf("a prompt over the context: err = %v", err)
+	}
+}
+
+// TestPlotOneReward: with one reward of weight 1, reward.png draws the
+// total alone (one colour in the figure), not the total and
+// rewards/NAME/mean on top of each other; a reward of another weight, or
+// two rewards, are drawn beside the total.
+// Before, the single reward gave two identical lines.
+func TestPlotOneReward(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		line   string  // one step's metrics: %d the step, %[2]g the total, %[3]g the reward "correct"
+		weight float64 // the total is weight × correct
+		colors int     // line colours in reward.png
+	}{
+		{"one reward", `{"step": %d, "reward": %g, "rewards/correct/mean": %g}`, 1, 1},
+		{"one reward of weight 0.5", `{"step": %d, "reward": %g, "rewards/correct/mean": %g}`, 0.5, 2},
+		{"two rewards", `{"step": %d, "reward": %g, "rewards/correct/mean": %g, "rewards/format/mean": 0.5}`, 1, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var b strings.Builder
+			for s := 1; s <= 8; s++ {
+				fmt.Fprintf(&b, c.line+"\n", s, c.weight*float64(s)/8, float64(s)/8)
+			}
+			path := filepath.Join(dir, "metrics.jsonl")
+			if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := run(context.Background(), []string{"plot", "-window", "1", path}, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			if got := lineColours(t, filepath.Join(dir, "reward.png")); got != c.colors {
+				t.Errorf("reward.png has %d line colours, want %d", got, c.colors)
+			}
+		})
+	}
+}
+
+// lineColours counts the plot palette's first four colours present in the
+// PNG at path.
+func lineColours(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	palette := [][3]uint8{{31, 119, 180}, {255, 127, 14}, {44, 160, 44}, {214, 39, 40}}
+	found := map[int]bool{}
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			for i, p := range palette {
+				if uint8(r>>8) == p[0] && uint8(g>>8) == p[1] && uint8(b>>8) == p[2] {
+					found[i] = true
+				}
+			}
+		}
+	}
+	return len(found)
 }

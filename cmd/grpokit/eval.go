@@ -35,18 +35,24 @@ func evalCmd(ctx context.Context, args []string, out io.Writer) error {
 	if *n < 0 || *show < 0 {
 		return usageError{fmt.Errorf("grpokit eval: -n %d -show %d: want ≥ 0", *n, *show)}
 	}
+	// The config's eval.n decides which rows of dataset.path are held
+	// out from training (see loadData); -n takes at most that many of them.
 	if *n > 0 {
-		c.Eval.N = *n
+		c.evalLimit = *n
 	} else if c.Eval.N == 0 {
-		c.Eval.N = 100
+		c.evalLimit = 100
 	}
 	var s *setup
 	if *modelDir != "" {
 		c.Model.Tiny, c.Model.Path = nil, folder(*modelDir)
 		c.Model.UsePEFT = false
 		s = &setup{}
-		if s.train, s.eval, err = loadData(&c); err != nil {
+		var note string
+		if s.train, s.eval, note, err = loadData(&c); err != nil {
 			return err
+		}
+		if note != "" {
+			fmt.Fprintln(out, note)
 		}
 		if s.rewards, err = buildRewards(withChatVars(c.Rewards, c.ChatTemplateKwargs)); err != nil {
 			return err

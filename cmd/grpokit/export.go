@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/grpokit/grpokit/gguf"
+	"github.com/grpokit/grpokit/internal/interrupt"
 )
 
 // exportCmd is "grpokit export": a model folder, a checkpoint, or a base
@@ -25,7 +26,7 @@ func exportCmd(ctx context.Context, args []string, out io.Writer) error {
 	dst := fs.String("out", "", "output file, e.g. model.gguf")
 	dtype := fs.String("dtype", "", "weights type: F32, F16, BF16, Q8_0 or Q4_0 (default: the model's)")
 	name := fs.String("name", "", "general.name in the file (default: the output's base name)")
-	modelfile := fs.String("modelfile", "Modelfile", "name of the Ollama Modelfile written beside -out (\"\" for none)")
+	modelfile := fs.String("modelfile", "", "name of the Ollama Modelfile written beside -out (default: -out's name with .Modelfile for .gguf, x.gguf → x.Modelfile; \"\" for none)")
 	overwrite := fs.Bool("overwrite", false, "replace an existing -out file and Modelfile")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -37,9 +38,13 @@ func exportCmd(ctx context.Context, args []string, out io.Writer) error {
 		return usageError{fmt.Errorf("grpokit export: -format %q: the one format is gguf", *format)}
 	}
 	mf := ""
-	if *modelfile != "" {
+	switch {
+	case !flagSet(fs, "modelfile"):
+		mf = filepath.Join(filepath.Dir(*dst), gguf.ModelfileName(*dst))
+	case *modelfile != "":
 		mf = filepath.Join(filepath.Dir(*dst), *modelfile)
 	}
+	interrupt.SetUnsaved(ctx, fmt.Sprintf("the export to %s (no partial file is left in its place)", *dst))
 	res, err := gguf.Export(ctx, gguf.Source{ModelDir: *dir, AdapterDir: *adapter}, *dst, gguf.ExportOptions{
 		DType: *dtype, Name: *name, Modelfile: mf, Overwrite: *overwrite,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), // the command prints its own lines

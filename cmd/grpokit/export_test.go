@@ -35,7 +35,7 @@ func TestExportGolden(t *testing.T) {
 	if len(b) < 8 || string(b[:4]) != "GGUF" || binary.LittleEndian.Uint32(b[4:]) != 3 {
 		t.Errorf("%s does not start with GGUF version 3: % x", out, b[:min(8, len(b))])
 	}
-	mf, err := os.ReadFile(filepath.Join(dir, "Modelfile"))
+	mf, err := os.ReadFile(filepath.Join(dir, "llama.Modelfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +72,69 @@ func TestExportCheckpoint(t *testing.T) {
 	if _, err := os.Stat(out); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "out", "Modelfile")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, "out", "q.Modelfile")); err == nil {
 		t.Error(`-modelfile "" wrote a Modelfile`)
+	}
+}
+
+// TestExportTwoIntoOneFolder: two exports into one folder each get their
+// own Modelfile, named after their file; before, both wrote "Modelfile"
+// and the second failed on the first's.
+func TestExportTwoIntoOneFolder(t *testing.T) {
+	golden := sharedtest.Dir(t, "golden", "llama-tiny")
+	dir := t.TempDir()
+	for _, name := range []string{"x", "y"} {
+		var msg bytes.Buffer
+		out := filepath.Join(dir, name+".gguf")
+		if err := run(context.Background(), []string{"export", "-model", golden, "-out", out}, &msg); err != nil {
+			t.Fatalf("export %s: %v", out, err)
+		}
+		mf := filepath.Join(dir, name+".Modelfile")
+		if want := "wrote " + mf + ": ollama create NAME -f " + mf; !strings.Contains(msg.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, msg.String())
+		}
+		b, err := os.ReadFile(mf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "FROM ./" + name + ".gguf\n"; !strings.Contains(string(b), want) || !strings.Contains(string(b), "-f "+name+".Modelfile") {
+			t.Errorf("%s:\n%s\nwant %q and its own name", mf, b, want)
+		}
+	}
+}
+
+// TestExportPlainPromptModel: a model trained on plain prompts (the toy
+// run's "say cat" rows) is exported with a Modelfile whose TEMPLATE sends
+// the prompt as it is, not wrapped in the chat template; the run records
+// it in final/ and in each checkpoint's policy/.
+func TestExportPlainPromptModel(t *testing.T) {
+	dir := t.TempDir()
+	cfg := toyRun(t, dir, false, 1)
+	if err := run(context.Background(), []string{"train", "-quiet", "-config", cfg}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	runDir := filepath.Join(dir, "run")
+	for _, from := range []string{"final", "checkpoint-1"} {
+		out := filepath.Join(dir, from+".gguf")
+		if err := run(context.Background(), []string{"export", "-model", filepath.Join(runDir, from), "-out", out}, &bytes.Buffer{}); err != nil {
+			t.Fatal(err)
+		}
+		mf := readFile(t, filepath.Join(dir, from+".Modelfile"))
+		if !strings.Contains(mf, "TEMPLATE \"\"\"{{ .Prompt }}\"\"\"\n") || strings.Contains(mf, ".Messages") {
+			t.Errorf("%s's Modelfile: want TEMPLATE {{ .Prompt }} and no chat template:\n%s", from, mf)
+		}
+	}
+	// Chat prompts (system_prompt makes each row a chat) record nothing.
+	chat := t.TempDir()
+	cfg = toyRun(t, chat, false, 1)
+	rewriteConfig(t, cfg, func(body string) string {
+		return strings.Replace(body, "  prompt: question\n", "  prompt: question\n  system_prompt: Answer.\n", 1)
+	})
+	if err := run(context.Background(), []string{"train", "-quiet", "-config", cfg}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(chat, "run", "final", "prompt_format.json")); !os.IsNotExist(err) {
+		t.Errorf("a run on chat prompts wrote prompt_format.json (%v)", err)
 	}
 }
 
@@ -94,7 +155,7 @@ func TestExportBadInput(t *testing.T) {
 		wantErr string
 	}{
 		{"existing output", []string{"-model", llama}, map[string]string{"m.gguf": "keep"}, "already exists"},
-		{"existing Modelfile", []string{"-model", llama}, map[string]string{"Modelfile": "keep"}, "already exists"},
+		{"existing Modelfile", []string{"-model", llama}, map[string]string{"m.Modelfile": "keep"}, "already exists"},
 		{"adapter of another base", []string{"-model", llama, "-adapter", filepath.Join(golden, "qwen3-tiny", "lora")}, nil, "does not fit the model"},
 		{"dtype GGUF cannot hold", []string{"-model", llama, "-dtype", "Q5_K"}, nil, `dtype "Q5_K"`},
 		{"architecture GGUF export does not know", []string{"-model", unknown}, nil, `"gemma2"`},

@@ -34,7 +34,11 @@ func generateCmd(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	comps, err := p.Generate(ctx, []dataset.Example{s.example(l, nil, *prompt)}, *n, s.options())
+	ex, opts := s.example(l, nil, *prompt), s.options()
+	if err := fitContext(p, l, ex, &opts, logOut); err != nil {
+		return err
+	}
+	comps, err := p.Generate(ctx, []dataset.Example{ex}, *n, opts)
 	if err != nil {
 		return err
 	}

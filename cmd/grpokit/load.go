@@ -28,6 +28,9 @@ type loaded struct {
 	// templatePlain renders plain prompts through the chat template
 	// (template_plain_prompts).
 	templatePlain bool
+	// plainPrompts records, in what the policy saves, that training
+	// prompts were plain text sent without the chat template.
+	plainPrompts bool
 }
 
 // folder resolves a checkpoint-N folder to its policy/ subfolder.
@@ -136,7 +139,7 @@ func loadModel(dir, adapterDir string, opts *model.Options, warn io.Writer) (*lo
 func (l *loaded) policy(frozen bool) (*grpo.LMPolicy, error) {
 	return grpo.NewLMPolicy(l.model, l.adapter, l.tok, &grpo.LMPolicyOptions{
 		Constraint: l.constraint, ChatOptions: tokenizer.ChatOptions{Vars: l.chatVars},
-		TemplatePlainPrompts: l.templatePlain, Frozen: frozen})
+		TemplatePlainPrompts: l.templatePlain, PlainPrompts: l.plainPrompts, Frozen: frozen})
 }
 
 // choicesTrie is the constraint admitting exactly one of choices, then EOS.

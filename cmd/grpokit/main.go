@@ -19,7 +19,9 @@
 // stop, Kubernetes, Slurm, timeout) stop training after saving the last
 // completed step, and the command then exits with status 130 (SIGINT) or
 // 143 (SIGTERM); "resume: true" (or -resume) continues from the newest
-// checkpoint.
+// checkpoint. A second signal, when the first one's save cannot finish
+// (blocked I/O, a hung call), ends the process at once with the same
+// statuses and a line on stderr saying what was not saved.
 // Nothing a command finds in place is overwritten without being asked:
 // train refuses an output_dir holding another run (-resume, or
 // overwrite_output_dir: true), merge an -out holding files (-overwrite),
@@ -28,6 +30,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -87,7 +90,13 @@ func main() {
 	// Libraries called without a logger of their own log through
 	// slog.Default(): give it the command's lines.
 	slog.SetDefault(newLogger())
-	ctx, stop := interrupt.Context(context.Background())
+	// A second signal, when the first one's save cannot finish (a write
+	// blocked on a full disk or a stalled pipe, a hung call), ends the
+	// process at once, saying what was not saved.
+	ctx, stop := interrupt.ContextWithSecond(context.Background(), func(sig *interrupt.SignalError, unsaved string) {
+		fmt.Fprintf(os.Stderr, "grpokit: second %s: stopped at once, without finishing; not saved: %s\n", sig.Name(), cmp.Or(unsaved, "nothing (no work to save was under way)"))
+		os.Exit(sig.ExitCode())
+	})
 	err := run(ctx, os.Args[1:], os.Stdout)
 	sig, caught := interrupt.Caught(ctx)
 	stop()

@@ -51,7 +51,8 @@ model:
   use_peft: %t
   lora_r: 4
 dataset:
-  path: %s
+  path: %[4]s
+  eval_path: %[4]s
   prompt: question
   answer: solution
 constraint:

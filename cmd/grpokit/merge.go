@@ -11,13 +11,14 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/grpokit/grpokit/internal/interrupt"
 	"github.com/grpokit/grpokit/model"
 )
 
 // mergeCmd is "grpokit merge": base + LoRA adapter → one Hugging Face
 // folder (weights in the base's dtype, tokenizer files,
 // generation_config.json, and constraint.json if the adapter has one).
-func mergeCmd(_ context.Context, args []string, out io.Writer) error {
+func mergeCmd(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	base := fs.String("model", "", "base model folder")
 	adapter := fs.String("adapter", "", "LoRA adapter folder (PEFT layout, final/ or checkpoint-N)")
@@ -33,6 +34,7 @@ func mergeCmd(_ context.Context, args []string, out io.Writer) error {
 	if err := checkMergeOut(*dst, *overwrite, *base, *adapter); err != nil {
 		return err
 	}
+	interrupt.SetUnsaved(ctx, fmt.Sprintf("the merge into %s (a temporary .%s.tmp-* folder beside it may be left: delete it)", *dst, filepath.Base(*dst)))
 	return merge(*base, *adapter, *dst, *dtype, out)
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -59,8 +60,50 @@ func TestPlotFailureIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	err := run(context.Background(), []string{"train", "-quiet", "-config", cfg, "-out", filepath.Join(dir, "run"), "-resume"}, &out)
+	err := run(context.Background(), []string{"train", "-quiet", "-config", cfg, "-out", filepath.Join(dir, "run")}, &out)
 	if err == nil || !strings.HasPrefix(err.Error(), "grpokit: plots: plot ") || !strings.Contains(out.String(), "trained 1 steps") {
 		t.Fatalf("err %v; output:\n%s", err, out.String())
+	}
+}
+
+// TestResumeWithoutCheckpoint: -resume (or resume: true) where output_dir
+// holds no checkpoint is an error naming the folder and saying how to
+// start fresh, as TRL's resume_from_checkpoint=True raises; it trains
+// nothing and writes no initial-model. Before, it started a fresh run
+// without a word and exited 0.
+func TestResumeWithoutCheckpoint(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		args   []string
+		config string // appended to the run's config
+		mkdir  bool   // output_dir exists (empty)
+	}{
+		{"-resume, no folder", []string{"-resume"}, "", false},
+		{"-resume, empty folder", []string{"-resume"}, "", true},
+		{"resume: true", nil, "resume: true\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := toyRun(t, dir, false, 1)
+			if err := os.WriteFile(cfg, []byte(readFile(t, cfg)+c.config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			runDir := filepath.Join(dir, "run")
+			if c.mkdir {
+				if err := os.Mkdir(runDir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var out bytes.Buffer
+			err := run(context.Background(), append([]string{"train", "-quiet", "-config", cfg}, c.args...), &out)
+			want := "grpokit train: resume: no checkpoint in output_dir " + runDir + " to resume from; " +
+				"to start a fresh run there, drop -resume (and resume: true from the config)"
+			if err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, checkpoint.ErrNoCheckpoint) {
+				t.Fatalf("err = %v; want %q wrapping checkpoint.ErrNoCheckpoint\n%s", err, want, out.String())
+			}
+			if _, err := os.Stat(filepath.Join(runDir, "initial-model")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the refused resume wrote initial-model (%v)", err)
+			}
+		})
 	}
 }

@@ -62,7 +62,7 @@ func planCmd(_ context.Context, args []string, out io.Writer) error {
 // weights' dtype, the prompt length from the first 64 training prompts
 // (as the trainer measures it).
 func memoryRequest(c *runConfig) (memplan.Request, error) {
-	train, _, err := loadData(c)
+	train, _, _, err := loadData(c)
 	if err != nil {
 		return memplan.Request{}, err
 	}

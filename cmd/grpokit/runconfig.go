@@ -69,6 +69,10 @@ type runConfig struct {
 
 	// notes say which of TRL's keys in the file have no effect here.
 	notes []string
+	// evalLimit, when > 0, is the eval rows grpokit eval scores (its -n)
+	// instead of eval.n; eval.n still decides which rows of dataset.path
+	// training never sees.
+	evalLimit int
 	// adopt lets -resume continue a checkpoint of another run (-adopt).
 	adopt bool
 	// dtypeNote is the start-up line's reason for a compute dtype that
@@ -195,8 +199,8 @@ type datasetSection struct {
 	// pattern for a split's shards such as "gsm8k/main/train-*.parquet";
 	// each row a {"prompt", "answer"} or {"messages"}.
 	Path string `json:"path"`
-	// EvalPath is the dataset for eval, in the same forms; default: the
-	// first eval.n of Path.
+	// EvalPath is the dataset for eval, in the same forms; without it,
+	// eval.n rows of Path picked with the seed are held out from training.
 	EvalPath string `json:"eval_path"`
 	// Builtin names a task's data instead: "gsm8k" (shipped train/test),
 	// "poker" (generated hands) or "wordle" (generated positions, one move).
@@ -356,6 +360,9 @@ func (c *runConfig) validate() error {
 	}
 	if c.Eval.N < 0 {
 		bad("eval.n %d: want ≥ 0", c.Eval.N)
+	}
+	if c.EvalStrategy == grpo.EvalByStep && c.Dataset.Path != "" && c.Dataset.EvalPath == "" && c.Eval.N == 0 {
+		bad("eval_strategy steps: no held-out rows to evaluate: set eval.n (that many rows of dataset.path are held out from training) or dataset.eval_path")
 	}
 	return errors.Join(errs...)
 }

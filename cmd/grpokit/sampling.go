@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/grpokit/grpokit/dataset"
@@ -27,7 +28,7 @@ type sampling struct {
 func (s *sampling) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.model, "model", "", "model folder (Hugging Face layout, a final/ or a checkpoint-N folder) or a GGUF file")
 	fs.StringVar(&s.adapter, "adapter", "", "LoRA adapter folder (PEFT layout, or a checkpoint-N folder) applied to -model")
-	fs.IntVar(&s.maxNew, "max-new-tokens", 128, "most tokens generated")
+	fs.IntVar(&s.maxNew, "max-new-tokens", 128, "most tokens generated (lowered, with a note, to what the model's context leaves after the prompt)")
 	fs.Float64Var(&s.temperature, "temperature", 0, "sampling temperature; 0 decodes greedily")
 	fs.Float64Var(&s.topP, "top-p", 1, "nucleus sampling threshold (1: off)")
 	fs.IntVar(&s.topK, "top-k", 0, "sample among the K most likely tokens (0: off)")
@@ -71,4 +72,30 @@ func (s *sampling) example(l *loaded, history []dataset.Message, text string) da
 	}
 	msgs := append(append([]dataset.Message(nil), history...), dataset.Message{Role: "user", Content: text})
 	return dataset.Example{Messages: msgs, Prompt: text}
+}
+
+// fitContext lowers opts.MaxCompletionLength, with a note on warn, when
+// the prompt of ex and that many new tokens would not fit the model's
+// context (max_position_embeddings): -max-new-tokens' default of 128 is
+// more than a small model's 64 positions hold. A prompt that fills the
+// context alone is an error.
+func fitContext(p *grpo.LMPolicy, l *loaded, ex dataset.Example, opts *grpo.GenerateOptions, warn io.Writer) error {
+	limit := l.model.Config().MaxPositionEmbeddings
+	if limit <= 0 {
+		return nil
+	}
+	ids, err := p.PromptIDs(ex, 0)
+	if err != nil {
+		return err
+	}
+	room := limit - len(ids)
+	if room < 1 {
+		return fmt.Errorf("grpokit: the prompt has %d tokens, all of the model's %d positions (max_position_embeddings): shorten it", len(ids), limit)
+	}
+	if opts.MaxCompletionLength > room {
+		fmt.Fprintf(warn, "grpokit: note: -max-new-tokens %d lowered to %d: the prompt's %d tokens and the reply must fit the model's %d positions (max_position_embeddings)\n",
+			opts.MaxCompletionLength, room, len(ids), limit)
+		opts.MaxCompletionLength = room
+	}
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +19,7 @@ import (
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/backend"
+	"github.com/grpokit/grpokit/internal/interrupt"
 	"github.com/grpokit/grpokit/lora"
 	"github.com/grpokit/grpokit/memplan"
 	"github.com/grpokit/grpokit/model"
@@ -100,8 +100,12 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 	}
 	s := &setup{}
 	var err error
-	if s.train, s.eval, err = loadData(c); err != nil {
+	var note string
+	if s.train, s.eval, note, err = loadData(c); err != nil {
 		return nil, err
+	}
+	if note != "" {
+		fmt.Fprintln(out, note)
 	}
 	if s.rewards, err = buildRewards(withChatVars(c.Rewards, c.ChatTemplateKwargs)); err != nil {
 		return nil, err
@@ -151,6 +155,7 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		}
 	}
 	s.loaded.chatVars, s.loaded.templatePlain = c.ChatTemplateKwargs, c.TemplatePlainPrompts
+	s.loaded.plainPrompts = !c.TemplatePlainPrompts && allPlain(s.train)
 	if w := plainPromptsWarning(c, s.train, s.eval); w != "" {
 		fmt.Fprintln(out, w)
 	}
@@ -263,6 +268,7 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
+	interrupt.SetUnsaved(ctx, "nothing trained yet (the run was being prepared)")
 	// The folder is locked before anything is read or written in it, and
 	// stays locked (the trainer is handed the lock) until the command ends:
 	// a second train started on the same folder stops here, whenever it
@@ -276,8 +282,11 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	if c.Resume {
 		var err error
 		from, err = grpo.LatestCheckpoint(c.OutputDir)
-		if errors.Is(err, fs.ErrNotExist) {
-			from, err = "", nil
+		if errors.Is(err, checkpoint.ErrNoCheckpoint) {
+			// As TRL's resume_from_checkpoint=True: resuming nothing is an
+			// error, not a fresh run started in its place.
+			return fmt.Errorf("grpokit train: resume: no checkpoint in output_dir %s to resume from; "+
+				"to start a fresh run there, drop -resume (and resume: true from the config): %w", c.OutputDir, checkpoint.ErrNoCheckpoint)
 		}
 		if err != nil {
 			return err
@@ -343,8 +352,11 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 	if c.TimeLimit > 0 {
 		trainCtx, cancel = context.WithTimeout(ctx, time.Duration(c.TimeLimit))
 	}
+	interrupt.SetUnsaved(ctx, fmt.Sprintf("the steps trained since the newest complete checkpoint in %s "+
+		"(train -resume continues from it; a checkpoint left half-written is a temporary folder the next run removes)", c.OutputDir))
 	err = tr.Train(trainCtx, s.train)
 	cancel()
+	interrupt.SetUnsaved(ctx, fmt.Sprintf("the plots, and final/ if training had ended (the checkpoints in %s are complete: train -resume continues)", c.OutputDir))
 	if errors.Is(err, checkpoint.ErrOutputDirInUse) { // refused by Train itself
 		return outputDirInUse(err)
 	}
@@ -444,6 +456,17 @@ func setTools(tr *grpo.Trainer, c *runConfig, s *setup, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "tools: %s; every completion is a trajectory (max_tool_calling_iterations %d, 0 = no bound)\n", strings.Join(c.Tools, ", "), c.MaxToolCallingIterations)
 	return nil
+}
+
+// allPlain reports whether every example of ds has a plain-text prompt
+// (no messages, no token ids).
+func allPlain(ds dataset.SliceDataset) bool {
+	for _, ex := range ds {
+		if len(ex.Messages) > 0 || len(ex.PromptIDs) > 0 {
+			return false
+		}
+	}
+	return len(ds) > 0
 }
 
 // plainPromptsWarning says, once, that chat_template_kwargs does not reach

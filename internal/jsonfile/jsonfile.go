@@ -8,7 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+
+	"github.com/grpokit/grpokit/internal/regfile"
 )
 
 // ReadOptional decodes the JSON file at path into v and reports whether
@@ -16,7 +17,7 @@ import (
 // An error names path (os's errors do; a decoding error is prefixed
 // with it).
 func ReadOptional(path string, v any) (bool, error) {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path, regfile.MaxMeta)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

@@ -28,7 +28,7 @@ func TestReadOptional(t *testing.T) {
 		{"present", write("ok.json", `{"a": 3}`), true, 3, ""},
 		{"missing", filepath.Join(dir, "none.json"), false, 7, ""},
 		{"bad json", write("bad.json", `{"a": `), false, 7, "bad.json: unexpected end of JSON input"},
-		{"a folder", dir, false, 7, "is a directory"},
+		{"a folder", dir, false, 7, "not a regular file (a folder)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := doc{A: 7}

@@ -32,7 +32,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -44,6 +43,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 
+	"github.com/grpokit/grpokit/internal/regfile"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 	"github.com/grpokit/grpokit/tokenizer"
@@ -123,7 +123,7 @@ func Load(dir string, opts *Options) (*Model, error) {
 		return nil, fmt.Errorf("rewardmodel: batch size %d, want ≥ 0", opts.BatchSize)
 	}
 	cfgPath := filepath.Join(dir, "config.json")
-	raw, err := os.ReadFile(cfgPath)
+	raw, err := regfile.ReadFile(cfgPath, regfile.MaxMeta)
 	if err != nil {
 		return nil, fmt.Errorf("rewardmodel: %w", err)
 	}
