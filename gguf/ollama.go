@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/grpokit/grpokit/internal/regfile"
 )
 
 // Ollama's media types of a model's layers (the manifest's
@@ -106,7 +107,7 @@ func FindOllama(name, dir string) (*OllamaModel, error) {
 	}
 	full := strings.Join(parts[:3], "/") + ":" + parts[3]
 	manifest := filepath.Join(append([]string{dir, "manifests"}, parts...)...)
-	data, err := readSmall(manifest, 1<<20)
+	data, err := regfile.ReadFile(manifest, 1<<20)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s is not in the store at %s (no %s; `ollama pull %s` first, or set OLLAMA_MODELS)", ErrOllamaModel, full, dir, manifest, name)
 	}
@@ -143,7 +144,7 @@ func FindOllama(name, dir string) (*OllamaModel, error) {
 			}
 			out.Model = blob
 		case ollamaTemplateLayer, ollamaSystemLayer, ollamaParamsLayer:
-			b, err := readSmall(blob, 1<<20)
+			b, err := regfile.ReadFile(blob, 1<<20)
 			if err != nil {
 				return nil, fmt.Errorf("gguf: %s: %w", full, err)
 			}
@@ -185,23 +186,6 @@ func ollamaBlob(dir, digest string) (string, error) {
 		}
 	}
 	return p, nil
-}
-
-// readSmall reads a regular file of at most limit bytes.
-func readSmall(path string, limit int64) ([]byte, error) {
-	f, err := openRegular(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
-	}
-	return b, nil
 }
 
 // Generation returns the model's sampling parameters as

@@ -9,6 +9,8 @@ import (
 	"math"
 	"os"
 	"strconv"
+
+	"github.com/grpokit/grpokit/internal/regfile"
 )
 
 // ErrFormat is returned (wrapped in a *FormatError) for a file that is not
@@ -97,9 +99,9 @@ const (
 // anything is allocated, and every tensor's data inside the file. Errors
 // are *FormatError (wrapping ErrFormat) or the operating system's.
 func Open(path string) (*File, error) {
-	f, err := openRegular(path)
+	f, err := regfile.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("gguf: %w", err)
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -608,22 +610,4 @@ func (g *File) Float32(name string) ([]float32, []int, error) {
 		return nil, nil, fmt.Errorf("gguf: %s: tensor %s: %w", g.Path, name, err)
 	}
 	return out, t.Shape, nil
-}
-
-// openRegular opens path for reading only when it is a regular file: a
-// named pipe or a device given as a model would block the open or never
-// end.
-func openRegular(path string) (*os.File, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("gguf: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &FormatError{Path: path, Field: "file", Err: fmt.Errorf("%w: not a regular file (%s)", ErrFormat, st.Mode().Type())}
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("gguf: %w", err)
-	}
-	return f, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/grpokit/grpokit/internal/regfile"
 	"math"
 	"os"
 	"path/filepath"
@@ -365,8 +366,7 @@ func TestOpenHostileAllocations(t *testing.T) {
 func TestOpenNotRegular(t *testing.T) {
 	dir := t.TempDir()
 	_, err := Open(dir)
-	var fe *FormatError
-	if !errors.As(err, &fe) || fe.Field != "file" || !strings.Contains(err.Error(), "not a regular file") {
+	if !errors.Is(err, regfile.ErrNotRegular) || !strings.Contains(err.Error(), "not a regular file (a folder)") {
 		t.Fatalf("got %v", err)
 	}
 	if _, err := Open(filepath.Join(dir, "missing.gguf")); !errors.Is(err, os.ErrNotExist) {
