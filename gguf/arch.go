@@ -180,9 +180,9 @@ func (f family) transform(c model.Config, hf string, x []float32) {
 	if f.permuteQK {
 		switch {
 		case strings.HasSuffix(hf, "self_attn.q_proj.weight"), strings.HasSuffix(hf, "self_attn.q_proj.bias"):
-			permuteRows(x, c.NumAttentionHeads, c.HeadDim)
+			permuteRows(x, c.NumAttentionHeads, c.HeadDim, false)
 		case strings.HasSuffix(hf, "self_attn.k_proj.weight"), strings.HasSuffix(hf, "self_attn.k_proj.bias"):
-			permuteRows(x, c.NumKeyValueHeads, c.HeadDim)
+			permuteRows(x, c.NumKeyValueHeads, c.HeadDim, false)
 		}
 	}
 	if f.onePlusNorm && strings.HasSuffix(hf, "norm.weight") {
@@ -214,8 +214,9 @@ func gemmaQueryScale(c model.Config) float64 {
 
 // permuteRows reorders the rows of a [heads·headDim, cols] matrix (or a
 // bias of heads·headDim values) within each head from HF's layout, where
-// RoPE pairs row j with row j + headDim/2, to interleaved pairs (2j, 2j+1).
-func permuteRows(x []float32, heads, headDim int) {
+// RoPE pairs row j with row j + headDim/2, to interleaved pairs (2j, 2j+1);
+// inverse undoes it.
+func permuteRows(x []float32, heads, headDim int, inverse bool) {
 	rows := heads * headDim
 	cols := len(x) / rows
 	half := headDim / 2
@@ -225,7 +226,11 @@ func permuteRows(x []float32, heads, headDim int) {
 		copy(src, blk)
 		for j := range half {
 			for t := range 2 {
-				copy(blk[(2*j+t)*cols:(2*j+t+1)*cols], src[(t*half+j)*cols:(t*half+j+1)*cols])
+				hf, pair := t*half+j, 2*j+t
+				if inverse {
+					hf, pair = pair, hf
+				}
+				copy(blk[pair*cols:(pair+1)*cols], src[hf*cols:(hf+1)*cols])
 			}
 		}
 	}

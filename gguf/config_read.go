@@ -314,9 +314,9 @@ func (f family) untransform(c model.Config, hf string, x []float32) {
 	if f.permuteQK {
 		switch {
 		case strings.HasSuffix(hf, "self_attn.q_proj.weight"), strings.HasSuffix(hf, "self_attn.q_proj.bias"):
-			unpermuteRows(x, c.NumAttentionHeads, c.HeadDim)
+			permuteRows(x, c.NumAttentionHeads, c.HeadDim, true)
 		case strings.HasSuffix(hf, "self_attn.k_proj.weight"), strings.HasSuffix(hf, "self_attn.k_proj.bias"):
-			unpermuteRows(x, c.NumKeyValueHeads, c.HeadDim)
+			permuteRows(x, c.NumKeyValueHeads, c.HeadDim, true)
 		}
 	}
 	if f.onePlusNorm && strings.HasSuffix(hf, "norm.weight") {
@@ -324,24 +324,6 @@ func (f family) untransform(c model.Config, hf string, x []float32) {
 		// the model's 1 + w gives back the stored value bit for bit.
 		for i := range x {
 			x[i] -= 1
-		}
-	}
-}
-
-// unpermuteRows is permuteRows' inverse: interleaved RoPE pairs (2j, 2j+1)
-// back to HF's rows j and j + headDim/2.
-func unpermuteRows(x []float32, heads, headDim int) {
-	rows := heads * headDim
-	cols := len(x) / rows
-	half := headDim / 2
-	src := make([]float32, headDim*cols)
-	for h := range heads {
-		blk := x[h*headDim*cols : (h+1)*headDim*cols]
-		copy(src, blk)
-		for j := range half {
-			for t := range 2 {
-				copy(blk[(t*half+j)*cols:(t*half+j+1)*cols], src[(2*j+t)*cols:(2*j+t+1)*cols])
-			}
 		}
 	}
 }

@@ -19,20 +19,7 @@ func ggufLogits(t *testing.T, path string, prompts [][]int) [][][]float32 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	V := m.Config().VocabSize
-	var out [][][]float32
-	for _, p := range prompts {
-		lg, err := m.Logits(model.LeftPad([][]int{p}, 0, len(p)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rows [][]float32
-		for i := range p {
-			rows = append(rows, lg[i*V:(i+1)*V])
-		}
-		out = append(out, rows)
-	}
-	return out
+	return modelLogits(t, m, prompts)
 }
 
 func maxAbsDiff(a, b [][][]float32) float64 {
@@ -55,9 +42,11 @@ func maxAbsDiff(a, b [][][]float32) float64 {
 // the original.
 func TestExportImportRoundTrip(t *testing.T) {
 	tmp := t.TempDir()
-	// Bounds on |logit - original logit| for each type (the golden logits
-	// are of order 1): measured 0 (F32), and for the others well inside.
-	bound := map[string]float64{"F32": 1e-4, "F16": 0.1, "BF16": 0.5, "Q8_0": 0.5, "Q4_0": 2}
+	// Bounds on |logit - original logit| for each type, about 1.5× the
+	// largest measured over these models. The tiny models' random weights
+	// make 4- and 8-bit rounding cost far more than in a trained model; the
+	// exact check is the one against the stored weights.
+	bound := map[string]float64{"F32": 1e-4, "F16": 0.06, "BF16": 0.6, "Q8_0": 2, "Q4_0": 17}
 	llama := sharedtest.Dir(t, "golden", "llama-tiny")
 	gemma := sharedtest.Dir(t, "golden", "gemma3-tiny")
 	dirs := map[string]string{
@@ -78,7 +67,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 			ref = readGolden(t, dir)
 		}
 		orig := grpokitLogits(t, dir, ref.prompts)
-		for _, dtype := range []string{"F32", "F16", "BF16"} {
+		for _, dtype := range []string{"F32", "F16", "BF16", "Q8_0", "Q4_0"} {
 			t.Run(c+"/"+dtype, func(t *testing.T) {
 				path := filepath.Join(tmp, fmt.Sprintf("%s-%s.gguf", c, dtype))
 				if _, err := Export(context.Background(), Source{ModelDir: dir}, path, ExportOptions{DType: dtype}); err != nil {

@@ -509,6 +509,12 @@ func grpokitLogits(t *testing.T, dir string, prompts [][]int) [][][]float32 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return modelLogits(t, m, prompts)
+}
+
+// modelLogits returns m's logits of each prompt (each run alone).
+func modelLogits(t *testing.T, m *model.Model, prompts [][]int) [][][]float32 {
+	t.Helper()
 	V := m.Config().VocabSize
 	var out [][][]float32
 	for _, p := range prompts {
