@@ -219,7 +219,11 @@ type Config struct {
 	// (off). TRL 1.10: off_policy_mask_threshold.
 	OffPolicyMaskThreshold *float64 `json:"off_policy_mask_threshold"`
 	// UseBiasCorrectionKL multiplies the KL term by the importance weight
-	// (DeepSeek-V3.2). Default false. TRL 1.10: use_bias_correction_kl.
+	// (DeepSeek-V3.2), so that its gradient is the unbiased reverse-KL
+	// gradient. The weight is differentiable, so this changes the KL
+	// gradient whenever Beta ≠ 0, on-policy too (where its value is 1).
+	// Default true (TRL 1.16; TRL 1.10's default was false).
+	// TRL: use_bias_correction_kl.
 	UseBiasCorrectionKL bool `json:"use_bias_correction_kl"`
 	// ScaleRewards divides centred rewards by the group's or the batch's
 	// standard deviation (unbiased, plus 1e-4) or by nothing; JSON also
@@ -436,6 +440,7 @@ func DefaultConfig() Config {
 		MaxTurns:                  16,
 		MaxNonFiniteSteps:         3,
 		GradientCheckpointing:     true,
+		UseBiasCorrectionKL:       true,
 	}
 }
 

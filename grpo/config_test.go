@@ -21,7 +21,7 @@ func TestDefaultConfigValid(t *testing.T) {
 		c.ScaleRewards != loss.ScaleGroup || c.LearningRate != 1e-6 || c.MaxCompletionLength != 512 ||
 		c.MaxPromptLength != 512 || c.Temperature != 1 || c.NumIterations != 1 || c.MaxGradNorm != 1 ||
 		c.ImportanceSamplingLevel != loss.LevelToken || c.Delta != nil || c.TopEntropyQuantile != 1 ||
-		c.OffPolicyMaskThreshold != nil || c.UseBiasCorrectionKL || c.EntropyCoef != 0 ||
+		c.OffPolicyMaskThreshold != nil || !c.UseBiasCorrectionKL || c.EntropyCoef != 0 ||
 		c.SAPOTemperaturePos != 1 || c.SAPOTemperatureNeg != 1.05 ||
 		c.VESPOKPos != 2 || c.VESPOLambdaPos != 3 || c.VESPOKNeg != 3 || c.VESPOLambdaNeg != 2 ||
 		c.MultiObjectiveAggregation != loss.SumThenNormalize || c.RewardWeights != nil ||
