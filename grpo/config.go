@@ -588,9 +588,8 @@ func (c Config) Validate() error {
 	default:
 		bad("ImportanceSamplingLevel", fmt.Sprintf("%q", c.ImportanceSamplingLevel), `must be "token" or "sequence"`)
 	}
-	if c.LossType == loss.LUSPO && c.ImportanceSamplingLevel != loss.LevelSequence {
-		bad("ImportanceSamplingLevel", fmt.Sprintf("%q", c.ImportanceSamplingLevel), `loss_type "luspo" needs "sequence"`)
-	}
+	// luspo at token level is allowed, as TRL 1.16 allows it (with a
+	// warning: the paper's setup is "sequence").
 	if !(c.SAPOTemperaturePos > 0) || !finite(c.SAPOTemperaturePos) {
 		bad("SAPOTemperaturePos", c.SAPOTemperaturePos, "must be a finite number > 0")
 	}

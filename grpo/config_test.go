@@ -49,8 +49,6 @@ func TestValidateMessages(t *testing.T) {
 		{"top p", func(c *Config) { c.TopP = 1.5 }, []string{"grpo: config: TopP = 1.5: must be in (0, 1]"}},
 		{"loss type", func(c *Config) { c.LossType = "ppo" },
 			[]string{`grpo: config: LossType = "ppo": must be "grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo" or "vespo"`}},
-		{"luspo needs sequence level", func(c *Config) { c.LossType = loss.LUSPO },
-			[]string{`grpo: config: ImportanceSamplingLevel = "token": loss_type "luspo" needs "sequence"`}},
 		{"importance sampling level", func(c *Config) { c.ImportanceSamplingLevel = "row" },
 			[]string{`grpo: config: ImportanceSamplingLevel = "row": must be "token" or "sequence"`}},
 		{"top entropy quantile", func(c *Config) { c.TopEntropyQuantile = 1.2 },

@@ -140,6 +140,7 @@ func (b *rolloutBatch) slice(j, spg int) []*microBatch {
 // rule out what could change that).
 func (t *Trainer) stepNormalizers(buf *rolloutBatch, microRows []int, norm loss.StepNormalizers) []loss.StepNormalizers {
 	a, spg := t.cfg.GradientAccumulationSteps, t.cfg.EffectiveStepsPerGeneration()
+	norm.StepShare = float64(a) / float64(max(1, spg)) // TRL 1.16's dapo normalizer scale
 	out := make([]loss.StepNormalizers, len(buf.Micro))
 	if !t.cfg.stepsInOneGeneration() {
 		for i := range out {
