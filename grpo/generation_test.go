@@ -91,6 +91,18 @@ func TestNeedsOldLogProbs(t *testing.T) {
 // batch.
 type goldenSource struct{ rows []*row }
 
+// size counts each prompt once (rows come in groups of the same prompt),
+// as a dataset of the prompts would, for the epoch metric.
+func (s goldenSource) size() int {
+	n := 0
+	for i, r := range s.rows {
+		if i == 0 || !slices.Equal(r.PromptIDs, s.rows[i-1].PromptIDs) {
+			n++
+		}
+	}
+	return n
+}
+
 func (s goldenSource) rollouts(_ context.Context, _ *Trainer, _ int, _ *rewardTally) ([]*row, error) {
 	out := make([]*row, len(s.rows))
 	for i, r := range s.rows {

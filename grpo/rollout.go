@@ -120,6 +120,9 @@ func (t *Trainer) generate(ctx context.Context, prompts []dataset.Example, turn 
 // datasetSource draws PromptsPerGeneration examples per rollout batch.
 type datasetSource struct{ data dataset.Dataset }
 
+// size is the number of examples, for the epoch metric.
+func (s *datasetSource) size() int { return s.data.Len() }
+
 func (s *datasetSource) rollouts(ctx context.Context, t *Trainer, k int, tally *rewardTally) ([]*row, error) {
 	n := t.cfg.PromptsPerGeneration()
 	prompts := make([]dataset.Example, n)

@@ -1,0 +1,96 @@
+"""One GRPO optimizer step end to end through TRL 1.16's GRPOTrainer.train().
+
+    /work/venv/bin/python internal/trlref/step.py [OUT_DIR]
+
+writes OUT_DIR/step.json and OUT_DIR/step.safetensors (default
+grpo/testdata/trl-1.16): llama-tiny (random weights, real Llama config),
+full fine-tuning in float32 on the CPU, one step of `trainer.train()` with
+max_steps 1 on the fixed rollout of golden/trl-1.10 (two prompts × 3
+completions, fixed token ids through TRL's rollout_func, nothing sampled) and
+its fixed rewards. Stored: the loss TRL computed, the gradient norm and every
+value TRL logged at that step (their names are the metric names), every
+weight after the AdamW step, and the clipped gradient it stepped with
+(grad.NAME, read from AdamW's first moment).
+"""
+
+import json
+import os
+import sys
+
+import torch
+from safetensors.torch import save_file
+from transformers import TrainerCallback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import trlref as R  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "grpo", "testdata", "trl-1.16")
+
+# GRPOConfig settings of the step (the rest are GRPOConfig's defaults, and the
+# harness's: CPU, float32, batch 6 = 2 prompts × 3 generations, GA 1).
+CONFIG = dict(
+    learning_rate=1e-3, beta=0.04, max_steps=1, optim="adamw_torch", weight_decay=0.01,
+    max_prompt_length=None,
+)
+
+
+class Logs(TrainerCallback):
+    def __init__(self):
+        self.logs = []
+
+    def on_log(self, args, state, control, logs=None, **kw):
+        self.logs.append(dict(logs or {}))
+
+
+def main():
+    g = R.inputs110()
+    prompts, completions = R.rows_from(g)
+    cfg = {k: v for k, v in CONFIG.items() if k != "max_prompt_length"}
+    tr = R.make_trainer(cfg, R.Rollout(prompts, completions), [g["inputs"]["rewards"]], lora=False)
+    logs = Logs()
+    tr.add_callback(logs)
+    with R.capture(R.grpo_module.GRPOTrainer._compute_loss) as calls:
+        tr.train()
+    assert len(calls) == 1, len(calls)
+    step_logs = [l for l in logs.logs if "loss" in l]
+    assert len(step_logs) == 1, logs.logs
+    log = step_logs[0]
+    loss = float(calls[0]["return"]["loss"].item())
+    # lm_head.weight is embed_tokens.weight (tied), stored once.
+    weights = {k: R.f32(v).clone() for k, v in tr.model.state_dict().items() if k != "lm_head.weight"}
+    # The clipped gradient AdamW stepped with: its first moment after one
+    # step is (1 - beta1) * g.
+    opt = getattr(tr.optimizer, "optimizer", tr.optimizer)
+    names = {id(p): n for n, p in tr.model.named_parameters()}
+    for p, st in opt.state.items():
+        n = names[id(p)]
+        if n != "lm_head.weight":
+            weights["grad." + n] = R.f32(st["exp_avg"] / (1 - tr.args.adam_beta1)).clone()
+    # step_time is a wall-clock time: its name is kept, its value is not.
+    log["step_time"] = None
+    doc = {
+        "reference": "TRL's own code: GRPOTrainer.train() for one step, run by internal/trlref/step.py",
+        "versions": R.VERSIONS,
+        "config": {**CONFIG, "per_device_train_batch_size": 6, "num_generations": 3, "max_completion_length": 8,
+                   "gradient_accumulation_steps": 1, "loss_type": tr.loss_type,
+                   "use_bias_correction_kl": tr.args.use_bias_correction_kl, "epsilon": tr.args.epsilon,
+                   "max_grad_norm": tr.args.max_grad_norm, "adam_beta1": tr.args.adam_beta1,
+                   "adam_beta2": tr.args.adam_beta2, "adam_epsilon": tr.args.adam_epsilon,
+                   "lr_scheduler_type": str(tr.args.lr_scheduler_type.value), "seed": tr.args.seed},
+        "rewards": g["inputs"]["rewards"],
+        "loss": loss,
+        "grad_norm": float(log["grad_norm"]),
+        "logged": {k: None if v is None else R.jsonfloat(v) for k, v in sorted(log.items())},
+        "weights": sorted(k for k in weights if not k.startswith("grad.")),
+    }
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "step.json"), "w") as fh:
+        json.dump(doc, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    save_file(dict(sorted(weights.items())), os.path.join(OUT, "step.safetensors"), metadata={"format": "pt"})
+    print(json.dumps({k: doc[k] for k in ["loss", "grad_norm"]}), sorted(log))
+
+
+if __name__ == "__main__":
+    main()
