@@ -138,7 +138,7 @@ type Terms struct {
 	Phi *graph.Node
 }
 
-// TokenLoss builds TRL 1.10's per-token GRPO loss L = p·(off-policy
+// TokenLoss builds TRL 1.16's per-token GRPO loss L = p·(off-policy
 // mask)·(entropy mask) + β·KL, where the policy term p depends on the loss
 // type:
 //
