@@ -143,6 +143,13 @@ func TestLearningRateAt(t *testing.T) {
 	if got := c.LearningRateAt(1, 10); math.Abs(got-1.0/3) > 1e-12 {
 		t.Errorf("warmup ratio: lr(1) = %g, want 1/3", got)
 	}
+	c.WarmupSteps, c.WarmupRatio = 0.25, 0 // transformers 5: warmup_steps 0.25 is the same ratio
+	if got := c.LearningRateAt(1, 10); math.Abs(got-1.0/3) > 1e-12 {
+		t.Errorf("warmup_steps 0.25: lr(1) = %g, want 1/3", got)
+	}
+	if c, err := DecodeConfig([]byte(`{"warmup_steps": 0.1}`)); err != nil || c.WarmupSteps != 0.1 {
+		t.Errorf("warmup_steps 0.1: %v, %v", c.WarmupSteps, err)
+	}
 }
 
 func TestBucket(t *testing.T) {

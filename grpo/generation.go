@@ -7,7 +7,7 @@ import (
 	"github.com/grpokit/grpokit/loss"
 )
 
-// This file holds TRL 1.10's generation batches (steps_per_generation /
+// This file holds TRL 1.16's generation batches (steps_per_generation /
 // generation_batch_size): one batch of completions generated, scored and
 // turned into advantages at once, then fed to the optimizer
 // BatchSize completions (one TRL micro-batch) at a time.
@@ -20,7 +20,7 @@ import (
 // reused for μ steps.
 
 // validateGeneration checks StepsPerGeneration and GenerationBatchSize as
-// TRL 1.10's GRPOConfig.__post_init__ does (same messages), plus the
+// TRL 1.16's GRPOConfig.__post_init__ does (same messages), plus the
 // combinations grpokit does not support.
 func (c Config) validateGeneration() []error {
 	var errs []error

@@ -328,7 +328,7 @@ func rolloutMetrics(t *Trainer, rows []*row, adv loss.Advantages, tally rewardTa
 	}
 	mean, std := loss.NanMeanStd(totals)
 	m["reward"] = mean
-	m["reward_std"] = std // TRL 1.10: over all scored rows (v0.21.0: mean of the group stds)
+	m["reward_std"] = std // TRL 1.16: over all scored rows (v0.21.0: mean of the group stds)
 	m["frac_reward_zero_std"] = adv.FracZeroStd()
 	m["frac_group_zero_std"] = adv.FracGroupsZeroStd()
 	m["completions/mean_length"] = sumLen / n

@@ -29,7 +29,7 @@ func (s *stepStats) add(v []float32) {
 	}
 }
 
-// metrics writes the loss metrics TRL 1.10 logs for cfg's loss type into m:
+// metrics writes the loss metrics TRL 1.16 logs for cfg's loss type into m:
 // kl (Beta ≠ 0), entropy, the clip ratios (clipped loss types),
 // cispo_clip_ratio, vespo/phi_seq_mean, and policy_loss with entropy_coef
 // when the entropy bonus is on.

@@ -36,7 +36,7 @@ type Advantages struct {
 }
 
 // FracZeroStd returns the fraction of rows whose σ (Std) is close to 0, as
-// TRL 1.10 logs frac_reward_zero_std; with group scaling that is the
+// TRL 1.16 logs frac_reward_zero_std; with group scaling that is the
 // fraction of groups whose rewards all tie (a NaN σ, of a group with fewer
 // than two scored rows, is not close to 0, as in torch.isclose).
 func (a Advantages) FracZeroStd() float64 {
