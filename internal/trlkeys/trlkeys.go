@@ -10,10 +10,12 @@
 // names grpokit's way, where there is one.
 //
 // The keys, their types and defaults are not typed here: they are read
-// from testdata/trl-grpo-config.tsv and testdata/trl-model-config.tsv,
-// which internal/trlref/keys.py writes by introspecting the installed TRL
-// 1.16.0 (GRPOConfig with transformers 5.24.0's TrainingArguments, and
-// ModelConfig). This package holds only the answer to each key.
+// from testdata/trl-grpo-config.tsv, trl-model-config.tsv and
+// peft-lora-config.tsv, which internal/trlref/keys.py writes by
+// introspecting the installed TRL 1.16.0 (GRPOConfig with transformers
+// 5.24.0's TrainingArguments, and ModelConfig) and peft 0.21.2
+// (LoraConfig, for package lora). This package holds only the answer to
+// each key.
 package trlkeys
 
 import (
@@ -33,6 +35,8 @@ var (
 	grpoTSV string
 	//go:embed testdata/trl-model-config.tsv
 	modelTSV string
+	//go:embed testdata/peft-lora-config.tsv
+	loraTSV string
 )
 
 // Field is one field of a TRL config dataclass: its name, its Python type
@@ -62,6 +66,7 @@ func parseTSV(data string) []Field {
 var (
 	grpoFields  = parseTSV(grpoTSV)
 	modelFields = parseTSV(modelTSV)
+	loraFields  = parseTSV(loraTSV)
 	grpoDefault = defaults(grpoFields)
 	modelDef    = defaults(modelFields)
 )
@@ -81,6 +86,11 @@ func GRPOConfigFields() []Field { return append([]Field(nil), grpoFields...) }
 // ModelConfigFields returns TRL's ModelConfig fields with their types and
 // defaults, in declaration order.
 func ModelConfigFields() []Field { return append([]Field(nil), modelFields...) }
+
+// LoraConfigFields returns peft's LoraConfig fields (the keys of an
+// adapter_config.json) with their types and defaults, in declaration
+// order.
+func LoraConfigFields() []Field { return append([]Field(nil), loraFields...) }
 
 // rule is what grpokit makes of one TRL key. Its default (def, JSON) is
 // TRL's, filled in from the keys files; a value equal to it is accepted
