@@ -24,7 +24,7 @@ var parityExceptions = map[string]string{
 // zero value here, documented as the same meaning on the Config field.
 var unsetIsZero = map[string]bool{
 	"output_dir": true, "epsilon_high": true, "eval_steps": true, "generation_batch_size": true, "min_p": true,
-	"num_generations_eval": true, "save_total_limit": true, "steps_per_generation": true, "warmup_ratio": true,
+	"num_generations_eval": true, "save_total_limit": true, "steps_per_generation": true,
 	"max_steps":                   true, // TRL's -1: no limit; grpokit's 0
 	"max_tool_calling_iterations": true, // TRL's None and grpokit's 0: no bound
 }
