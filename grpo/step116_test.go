@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 )
@@ -54,10 +55,10 @@ var stepOwnMetrics = map[string]bool{
 	"nonfinite": true, "rewards/func0/failures": true, "rewards/func0/stray": true,
 }
 
-func loadTRLStep(t *testing.T) (trlStep, map[string]stTensor) {
+func loadTRLStep(t *testing.T, name string) (trlStep, map[string]stTensor) {
 	t.Helper()
 	dir := filepath.Join("testdata", "trl-1.16")
-	data, err := os.ReadFile(filepath.Join(dir, "step.json"))
+	data, err := os.ReadFile(filepath.Join(dir, name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func loadTRLStep(t *testing.T) (trlStep, map[string]stTensor) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatal(err)
 	}
-	ts, err := readSafetensorsF32(filepath.Join(dir, "step.safetensors"))
+	ts, err := readSafetensorsF32(filepath.Join(dir, name+".safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,22 +74,52 @@ func loadTRLStep(t *testing.T) (trlStep, map[string]stTensor) {
 }
 
 // TestStepEndToEndTRL116 runs one optimizer step of grpokit's trainer on
-// the step TRL 1.16's GRPOTrainer.train() took: llama-tiny fully fine-tuned
-// in float32, the same fixed completions (2 prompts × 3) and rewards, beta
-// 0.04, learning rate 1e-3, weight decay 0.01, AdamW, gradient clipping at
-// 1 (the gradient norm is 11), TRL's other defaults (dapo, bias-corrected
-// KL). The loss, the gradient norm and every weight after the step agree
-// with TRL's within the tolerances above, and the metric names are TRL's.
+// the step TRL 1.16's GRPOTrainer.train() took: llama-tiny in float32
+// (fully fine-tuned, and training its golden LoRA adapter), the same fixed
+// completions (2 prompts × 3) and rewards, beta 0.04, learning rate 1e-3,
+// weight decay 0.01, AdamW, gradient clipping at 1 (the full model's
+// gradient norm is 11), TRL's other defaults (dapo, bias-corrected KL).
+// The loss, the gradient norm and every trained weight after the step
+// agree with TRL's within the tolerances above, and the metric names are
+// TRL's.
 func TestStepEndToEndTRL116(t *testing.T) {
-	s, ts := loadTRLStep(t)
-	g, _ := loadTRL116(t)
-	m, err := model.Load(filepath.Join(sharedDir(t), "golden", "llama-tiny"), nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, run := range []string{"step", "step-lora"} {
+		t.Run(run, func(t *testing.T) { stepEndToEnd(t, run) })
 	}
-	pol, err := NewLMPolicy(m, nil, nil, nil)
-	if err != nil {
-		t.Fatal(err)
+}
+
+func stepEndToEnd(t *testing.T, run string) {
+	s, ts := loadTRLStep(t, run)
+	g, _ := loadTRL116(t)
+	var pol *LMPolicy
+	weight := map[string]func() ([]float32, error){}
+	if run == "step-lora" {
+		pol = goldenLoRAPolicy(t, nil)
+		vars := pol.TrainableVariables()
+		for i, name := range loraNames(t, vars) {
+			v := vars[i]
+			weight[name] = func() ([]float32, error) {
+				x, err := v.Value()
+				if err != nil {
+					return nil, err
+				}
+				return tensors.MustCopyFlatData[float32](x), nil
+			}
+		}
+	} else {
+		m, err := model.Load(filepath.Join(sharedDir(t), "golden", "llama-tiny"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pol, err = NewLMPolicy(m, nil, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range s.Weights {
+			weight[name] = func() ([]float32, error) {
+				data, _, err := m.Weight(name)
+				return data, err
+			}
+		}
 	}
 	cfg := DefaultConfig()
 	in := g.Inputs
@@ -121,8 +152,15 @@ func TestStepEndToEndTRL116(t *testing.T) {
 
 	var ww worst
 	tiny, sens := 0, 0.0
+	if len(weight) != len(s.Weights) {
+		t.Fatalf("%d trained weights, TRL %d", len(weight), len(s.Weights))
+	}
 	for _, name := range s.Weights {
-		data, _, err := m.Weight(name)
+		get, ok := weight[name]
+		if !ok {
+			t.Fatalf("TRL trained %s; grpokit does not", name)
+		}
+		data, err := get()
 		if err != nil {
 			t.Fatal(err)
 		}

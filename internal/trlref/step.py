@@ -7,7 +7,9 @@ grpo/testdata/trl-1.16): llama-tiny (random weights, real Llama config),
 full fine-tuning in float32 on the CPU, one step of `trainer.train()` with
 max_steps 1 on the fixed rollout of golden/trl-1.10 (two prompts × 3
 completions, fixed token ids through TRL's rollout_func, nothing sampled) and
-its fixed rewards. Stored: the loss TRL computed, the gradient norm and every
+its fixed rewards; and step-lora.json / step-lora.safetensors, the same step
+training llama-tiny's golden LoRA adapter (the reference model is the base,
+the adapter disabled, as TRL does for a PEFT model). Stored: the loss TRL computed, the gradient norm and every
 value TRL logged at that step (their names are the metric names), every
 weight after the AdamW step, and the clipped gradient it stepped with
 (grad.NAME, read from AdamW's first moment).
@@ -43,11 +45,11 @@ class Logs(TrainerCallback):
         self.logs.append(dict(logs or {}))
 
 
-def main():
+def run(name, lora):
     g = R.inputs110()
     prompts, completions = R.rows_from(g)
     cfg = {k: v for k, v in CONFIG.items() if k != "max_prompt_length"}
-    tr = R.make_trainer(cfg, R.Rollout(prompts, completions), [g["inputs"]["rewards"]], lora=False)
+    tr = R.make_trainer(cfg, R.Rollout(prompts, completions), [g["inputs"]["rewards"]], lora=lora)
     logs = Logs()
     tr.add_callback(logs)
     with R.capture(R.grpo_module.GRPOTrainer._compute_loss) as calls:
@@ -57,20 +59,26 @@ def main():
     assert len(step_logs) == 1, logs.logs
     log = step_logs[0]
     loss = float(calls[0]["return"]["loss"].item())
-    # lm_head.weight is embed_tokens.weight (tied), stored once.
-    weights = {k: R.f32(v).clone() for k, v in tr.model.state_dict().items() if k != "lm_head.weight"}
+    # lm_head.weight is embed_tokens.weight (tied), stored once. With LoRA
+    # only the adapter trains: its matrices by their golden names
+    # (layers.{i}.self_attn.{q,v}_proj.lora_{A,B}).
+    names = {}
+    for n, p in tr.model.named_parameters():
+        if not p.requires_grad or n.endswith("lm_head.weight"):
+            continue
+        names[id(p)] = R.lora_name(n) if lora else n
+    weights = {names[id(p)]: R.f32(p).clone() for n, p in tr.model.named_parameters() if id(p) in names}
     # The clipped gradient AdamW stepped with: its first moment after one
     # step is (1 - beta1) * g.
     opt = getattr(tr.optimizer, "optimizer", tr.optimizer)
-    names = {id(p): n for n, p in tr.model.named_parameters()}
     for p, st in opt.state.items():
-        n = names[id(p)]
-        if n != "lm_head.weight":
-            weights["grad." + n] = R.f32(st["exp_avg"] / (1 - tr.args.adam_beta1)).clone()
+        if id(p) in names:
+            weights["grad." + names[id(p)]] = R.f32(st["exp_avg"] / (1 - tr.args.adam_beta1)).clone()
     # step_time is a wall-clock time: its name is kept, its value is not.
     log["step_time"] = None
     doc = {
         "reference": "TRL's own code: GRPOTrainer.train() for one step, run by internal/trlref/step.py",
+        "lora": lora,
         "versions": R.VERSIONS,
         "config": {**CONFIG, "per_device_train_batch_size": 6, "num_generations": 3, "max_completion_length": 8,
                    "gradient_accumulation_steps": 1, "loss_type": tr.loss_type,
@@ -85,11 +93,16 @@ def main():
         "weights": sorted(k for k in weights if not k.startswith("grad.")),
     }
     os.makedirs(OUT, exist_ok=True)
-    with open(os.path.join(OUT, "step.json"), "w") as fh:
+    with open(os.path.join(OUT, name + ".json"), "w") as fh:
         json.dump(doc, fh, indent=1, sort_keys=True)
         fh.write("\n")
-    save_file(dict(sorted(weights.items())), os.path.join(OUT, "step.safetensors"), metadata={"format": "pt"})
-    print(json.dumps({k: doc[k] for k in ["loss", "grad_norm"]}), sorted(log))
+    save_file(dict(sorted(weights.items())), os.path.join(OUT, name + ".safetensors"), metadata={"format": "pt"})
+    print(name, json.dumps({k: doc[k] for k in ["loss", "grad_norm"]}), sorted(log))
+
+
+def main():
+    run("step", lora=False)
+    run("step-lora", lora=True)
 
 
 if __name__ == "__main__":

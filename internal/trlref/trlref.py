@@ -201,16 +201,20 @@ def generation_batch(tr, prompts):
     return out, calls[0]["line"]
 
 
+def lora_name(name):
+    """base_model.model.model.layers.0.self_attn.q_proj.lora_A.default.weight →
+    layers.0.self_attn.q_proj.lora_A (the golden files' name)."""
+    parts = name.split(".")
+    i = parts.index("layers")
+    return ".".join(parts[i:i + 5])
+
+
 def lora_grads(model):
     """d loss / d LoRA matrix by golden name: layers.{i}.self_attn.{q,v}_proj.lora_{A,B}."""
     out = {}
     for name, p in model.named_parameters():
         if "lora_" in name and p.requires_grad:
-            # base_model.model.model.layers.0.self_attn.q_proj.lora_A.default.weight
-            parts = name.split(".")
-            i = parts.index("layers")
-            key = ".".join(parts[i:i + 5])
-            out[key] = p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p)
+            out[lora_name(name)] = p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p)
     return out
 
 
