@@ -18,11 +18,11 @@ import (
 	"github.com/grpokit/grpokit/reward"
 )
 
-// trl110 is a TRL loss golden: golden/trl-1.10/golden.json (transcribed
+// trlGolden is a TRL loss golden: golden/trl-1.10/golden.json (transcribed
 // from TRL 1.10's source) or testdata/trl-1.16/golden.json (written by
 // TRL 1.16's own code, internal/trlref/losses.py). null is a value TRL
 // left NaN (an unscorable row's reward).
-type trl110 struct {
+type trlGolden struct {
 	Inputs struct {
 		NumGenerations      int         `json:"num_generations"`
 		PromptIDs           [][]int32   `json:"prompt_ids"`
@@ -50,12 +50,12 @@ type trl110 struct {
 		StdRewards        []*float64         `json:"std_rewards"`
 		Metrics           map[string]float64 `json:"metrics"`
 	} `json:"advantage_sets"`
-	Variants map[string]trl110Variant `json:"variants"`
+	Variants map[string]trlVariant `json:"variants"`
 }
 
-// trl110Variant is one entry of "variants": params hold TRL's GRPOConfig
+// trlVariant is one entry of "variants": params hold TRL's GRPOConfig
 // names (plus old, advantages and the process layout).
-type trl110Variant struct {
+type trlVariant struct {
 	Params        json.RawMessage    `json:"params"`
 	Loss          float64            `json:"loss"`
 	Metrics       map[string]float64 `json:"metrics"`
@@ -68,9 +68,9 @@ type trl110Variant struct {
 	CompletionMask [][]float32 `json:"completion_mask"`
 }
 
-// trl110Layout is the part of a variant's params that is not a GRPOConfig
+// trlLayout is the part of a variant's params that is not a GRPOConfig
 // loss setting.
-type trl110Layout struct {
+type trlLayout struct {
 	Old                string `json:"old"`
 	Advantages         string `json:"advantages"`
 	NumProcesses       int    `json:"num_processes"`
@@ -89,10 +89,10 @@ func nanOr(p *float64) float64 {
 
 // config returns DefaultConfig with the variant's TRL settings decoded by
 // their JSON names, and the layout fields.
-func (v trl110Variant) config(t testing.TB) (Config, trl110Layout) {
+func (v trlVariant) config(t testing.TB) (Config, trlLayout) {
 	t.Helper()
 	cfg := DefaultConfig()
-	var l trl110Layout
+	var l trlLayout
 	if err := json.Unmarshal(v.Params, &cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -102,19 +102,19 @@ func (v trl110Variant) config(t testing.TB) (Config, trl110Layout) {
 	return cfg, l
 }
 
-func loadTRL110(t testing.TB) (trl110, map[string]stTensor) {
+func loadTRL110(t testing.TB) (trlGolden, map[string]stTensor) {
 	t.Helper()
 	return loadTRLGolden(t, filepath.Join(sharedDir(t), "golden", "trl-1.10"))
 }
 
 // loadTRLGolden reads dir's golden.json and golden.safetensors.
-func loadTRLGolden(t testing.TB, dir string) (trl110, map[string]stTensor) {
+func loadTRLGolden(t testing.TB, dir string) (trlGolden, map[string]stTensor) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, "golden.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var g trl110
+	var g trlGolden
 	if err := json.Unmarshal(data, &g); err != nil {
 		t.Fatalf("%s/golden.json: %v", dir, err)
 	}
@@ -127,7 +127,7 @@ func loadTRLGolden(t testing.TB, dir string) (trl110, map[string]stTensor) {
 
 // rewardScores returns the rows' scores of the named reward columns
 // (reward.NotApplicable where the reward did not apply).
-func (g trl110) rewardScores(cols []string) [][]float64 {
+func (g trlGolden) rewardScores(cols []string) [][]float64 {
 	scores := make([][]float64, len(g.Inputs.Rewards))
 	for i := range scores {
 		for _, c := range cols {
@@ -165,7 +165,7 @@ func TestAdvantagesGoldenTRL110(t *testing.T) {
 
 // checkAdvantagesGolden compares loss.RewardAdvantages and the trainer's
 // reward metrics with every advantage set of g.
-func checkAdvantagesGolden(t *testing.T, g trl110) {
+func checkAdvantagesGolden(t *testing.T, g trlGolden) {
 	for name, set := range g.AdvantageSets {
 		t.Run(name, func(t *testing.T) {
 			p := set.Params
@@ -297,9 +297,9 @@ func TestLossGoldenTRL110(t *testing.T) {
 	checkLossGolden(t, g, ts, trl110Changed)
 }
 
-// checkLossGolden runs checkLossGolden's comparisons for every variant of g
+// checkLossGolden runs the comparisons of TestLossGoldenTRL110 for every variant of g
 // not in skip.
-func checkLossGolden(t *testing.T, g trl110, ts map[string]stTensor, skip map[string]string) {
+func checkLossGolden(t *testing.T, g trlGolden, ts map[string]stTensor, skip map[string]string) {
 	pol := goldenLoRAPolicy(t, nil)
 	vars := pol.TrainableVariables()
 	names := loraNames(t, vars)

@@ -14,7 +14,7 @@ import (
 // the bias-corrected KL that 1.16 turns on by default, and token-level
 // luspo.
 
-func loadTRL116(t testing.TB) (trl110, map[string]stTensor) {
+func loadTRL116(t testing.TB) (trlGolden, map[string]stTensor) {
 	t.Helper()
 	return loadTRLGolden(t, filepath.Join("testdata", "trl-1.16"))
 }
