@@ -102,8 +102,9 @@ type Config struct {
 	ShuffleDataset bool `json:"shuffle_dataset"`
 
 	// MaxPromptLength is the longest prompt in tokens; longer prompts keep
-	// their last MaxPromptLength tokens (TRL truncates on the left). 0 means
-	// no limit. Default 512. TRL: max_prompt_length.
+	// their last MaxPromptLength tokens (TRL v0.21.0 truncated on the left;
+	// TRL 1.16 has no such key and keeps prompts whole). 0 means no limit.
+	// Default 512. grpokit's key (TRL v0.21.0's max_prompt_length).
 	MaxPromptLength int `json:"max_prompt_length"`
 	// MaxCompletionLength is the most tokens generated per completion.
 	// Default 512, TRL 1.16's (TRL v0.21.0's: 256). TRL 1.16:
@@ -375,7 +376,8 @@ type Config struct {
 	// OverwriteOutputDir lets a run that is not resumed start in an
 	// OutputDir holding another run: that run's metrics, rollouts and
 	// checkpoints are deleted first. Without it such a start is an error
-	// wrapping checkpoint.ErrOutputDirInUse. Default false. TRL: overwrite_output_dir.
+	// wrapping checkpoint.ErrOutputDirInUse. Default false. grpokit's key
+	// (transformers 4's overwrite_output_dir, which transformers 5 dropped).
 	OverwriteOutputDir bool `json:"overwrite_output_dir"`
 	// SaveMinutes, when > 0, also writes a checkpoint after any step that
 	// ends at least this many minutes after the last save, so that a killed

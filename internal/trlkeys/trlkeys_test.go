@@ -3,6 +3,8 @@ package trlkeys_test
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -59,6 +61,28 @@ func TestEveryFieldHasAnAnswer(t *testing.T) {
 		for _, k := range stale {
 			t.Errorf("answer for %q, which TRL 1.16 does not have", k)
 		}
+	}
+}
+
+// grpokitOwn are the grpo.Config keys that are not TRL 1.16 fields;
+// docs/trl.md lists them as grpokit's own.
+var grpokitOwn = []string{"drop_zero_std_groups", "dynamic_sampling", "dynamic_sampling_max_rounds", "episode_select",
+	"logits_chunk_size", "max_nonfinite_steps", "max_prompt_length", "max_turns", "min_completion_length",
+	"overwrite_output_dir", "reward_timeout", "reward_workers", "save_minutes", "warmup_ratio"}
+
+// The grpo.Config keys that are not TRL's are exactly grpokitOwn: a key
+// TRL drops (or adds) shows here.
+func TestOwnKeys(t *testing.T) {
+	trl := readKeys(t, false)
+	var own []string
+	for k := range strictcfg.Fields(reflect.TypeFor[grpo.Config]()) {
+		if _, ok := trl[k]; !ok {
+			own = append(own, k)
+		}
+	}
+	sort.Strings(own)
+	if !slices.Equal(own, grpokitOwn) {
+		t.Errorf("grpo.Config keys TRL 1.16 does not have: %v, want %v (docs/trl.md lists them)", own, grpokitOwn)
 	}
 }
 
