@@ -23,6 +23,9 @@ type trlStep struct {
 		Beta         float64 `json:"beta"`
 		WeightDecay  float64 `json:"weight_decay"`
 		MaxGradNorm  float64 `json:"max_grad_norm"`
+		BatchSize    int     `json:"per_device_train_batch_size"`
+		GradAccum    int     `json:"gradient_accumulation_steps"`
+		EntropyCoef  float64 `json:"entropy_coef"`
 	} `json:"config"`
 	Rewards  []float64           `json:"rewards"`
 	Loss     float64             `json:"loss"`
@@ -75,7 +78,8 @@ func loadTRLStep(t *testing.T, name string) (trlStep, map[string]stTensor) {
 
 // TestStepEndToEndTRL116 runs one optimizer step of grpokit's trainer on
 // the step TRL 1.16's GRPOTrainer.train() took: llama-tiny in float32
-// (fully fine-tuned, and training its golden LoRA adapter), the same fixed
+// (fully fine-tuned, training its golden LoRA adapter, and that again with
+// two accumulated micro-batches of 3 rows and an entropy bonus), the same fixed
 // completions (2 prompts × 3) and rewards, beta 0.04, learning rate 1e-3,
 // weight decay 0.01, AdamW, gradient clipping at 1 (the full model's
 // gradient norm is 11), TRL's other defaults (dapo, bias-corrected KL).
@@ -83,7 +87,7 @@ func loadTRLStep(t *testing.T, name string) (trlStep, map[string]stTensor) {
 // agree with TRL's within the tolerances above, and the metric names are
 // TRL's.
 func TestStepEndToEndTRL116(t *testing.T) {
-	for _, run := range []string{"step", "step-lora"} {
+	for _, run := range []string{"step", "step-lora", "step-lora-ga2"} {
 		t.Run(run, func(t *testing.T) { stepEndToEnd(t, run) })
 	}
 }
@@ -93,7 +97,7 @@ func stepEndToEnd(t *testing.T, run string) {
 	g, _ := loadTRL116(t)
 	var pol *LMPolicy
 	weight := map[string]func() ([]float32, error){}
-	if run == "step-lora" {
+	if strings.HasPrefix(run, "step-lora") {
 		pol = goldenLoRAPolicy(t, nil)
 		vars := pol.TrainableVariables()
 		for i, name := range loraNames(t, vars) {
@@ -123,7 +127,8 @@ func stepEndToEnd(t *testing.T, run string) {
 	}
 	cfg := DefaultConfig()
 	in := g.Inputs
-	cfg.NumGenerations, cfg.BatchSize, cfg.MaxCompletionLength, cfg.MaxPromptLength = in.NumGenerations, len(in.PromptIDs), in.MaxCompletionLength, 8
+	cfg.NumGenerations, cfg.BatchSize, cfg.MaxCompletionLength, cfg.MaxPromptLength = in.NumGenerations, s.Config.BatchSize, in.MaxCompletionLength, 8
+	cfg.GradientAccumulationSteps, cfg.EntropyCoef = s.Config.GradAccum, s.Config.EntropyCoef
 	cfg.Beta, cfg.LearningRate, cfg.WeightDecay, cfg.MaxGradNorm = s.Config.Beta, s.Config.LearningRate, s.Config.WeightDecay, s.Config.MaxGradNorm
 	cfg.MaxSteps, cfg.GradientCheckpointing = 1, false
 	tr, err := NewTrainer(pol, cfg, reward.Named{Name: "func0", Weight: 1, Scorer: reward.Func(func(_, _, _ string) float64 { return 0 })})

@@ -45,20 +45,23 @@ class Logs(TrainerCallback):
         self.logs.append(dict(logs or {}))
 
 
-def run(name, lora):
+def run(name, lora, **extra):
     g = R.inputs110()
     prompts, completions = R.rows_from(g)
     cfg = {k: v for k, v in CONFIG.items() if k != "max_prompt_length"}
+    cfg.update(extra)
     tr = R.make_trainer(cfg, R.Rollout(prompts, completions), [g["inputs"]["rewards"]], lora=lora)
     logs = Logs()
     tr.add_callback(logs)
     with R.capture(R.grpo_module.GRPOTrainer._compute_loss) as calls:
         tr.train()
-    assert len(calls) == 1, len(calls)
+    assert len(calls) == tr.args.gradient_accumulation_steps, len(calls)
     step_logs = [l for l in logs.logs if "loss" in l]
     assert len(step_logs) == 1, logs.logs
     log = step_logs[0]
-    loss = float(calls[0]["return"]["loss"].item())
+    # The step's loss: its micro-batches' losses (each already scaled for
+    # the accumulation) added up, as the Trainer logs it.
+    loss = float(sum(c["return"]["loss"].item() for c in calls))
     # lm_head.weight is embed_tokens.weight (tied), stored once. With LoRA
     # only the adapter trains: its matrices by their golden names
     # (layers.{i}.self_attn.{q,v}_proj.lora_{A,B}).
@@ -80,8 +83,10 @@ def run(name, lora):
         "reference": "TRL's own code: GRPOTrainer.train() for one step, run by internal/trlref/step.py",
         "lora": lora,
         "versions": R.VERSIONS,
-        "config": {**CONFIG, "per_device_train_batch_size": 6, "num_generations": 3, "max_completion_length": 8,
-                   "gradient_accumulation_steps": 1, "loss_type": tr.loss_type,
+        "config": {**CONFIG, "per_device_train_batch_size": tr.args.per_device_train_batch_size, "num_generations": 3,
+                   "max_completion_length": 8, "gradient_accumulation_steps": tr.args.gradient_accumulation_steps,
+                   "steps_per_generation": tr.args.steps_per_generation, "entropy_coef": tr.args.entropy_coef,
+                   "loss_type": tr.loss_type,
                    "use_bias_correction_kl": tr.args.use_bias_correction_kl, "epsilon": tr.args.epsilon,
                    "max_grad_norm": tr.args.max_grad_norm, "adam_beta1": tr.args.adam_beta1,
                    "adam_beta2": tr.args.adam_beta2, "adam_epsilon": tr.args.adam_epsilon,
@@ -100,9 +105,23 @@ def run(name, lora):
     print(name, json.dumps({k: doc[k] for k in ["loss", "grad_norm"]}), sorted(log))
 
 
+def identity(batch):
+    return batch
+
+
 def main():
     run("step", lora=False)
     run("step-lora", lora=True)
+    # Two accumulated micro-batches of 3 rows, with the entropy bonus. TRL
+    # shuffles the generation batch (a random permutation) before splitting
+    # it; here the permutation is fixed to the identity, as grpokit leaves a
+    # generation batch that one optimizer step consumes in order.
+    shuffle = R.grpo_module.shuffle_sequence_dict
+    R.grpo_module.shuffle_sequence_dict = identity
+    try:
+        run("step-lora-ga2", lora=True, per_device_train_batch_size=3, gradient_accumulation_steps=2, entropy_coef=0.01)
+    finally:
+        R.grpo_module.shuffle_sequence_dict = shuffle
 
 
 if __name__ == "__main__":
