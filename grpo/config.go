@@ -43,7 +43,7 @@ const (
 // They come from generation batches of GenerationBatchSize = BatchSize ×
 // StepsPerGeneration completions (GenerationBatchSize / NumGenerations
 // prompts, or episodes for an Env), generated, scored and turned into
-// advantages as a whole (TRL 1.10); by default StepsPerGeneration is
+// advantages as a whole (TRL 1.16); by default StepsPerGeneration is
 // GradientAccumulationSteps, one generation batch per optimizer step.
 type Config struct {
 	// NumGenerations is G, the completions sampled per prompt. Default 8;
@@ -67,13 +67,13 @@ type Config struct {
 	// GradientAccumulationSteps. 0 means TRL's None:
 	// GradientAccumulationSteps (one generation batch per optimizer step).
 	// Set at most one of
-	// StepsPerGeneration and GenerationBatchSize. Default 0. TRL 1.10:
+	// StepsPerGeneration and GenerationBatchSize. Default 0. TRL 1.16:
 	// steps_per_generation.
 	StepsPerGeneration int `json:"steps_per_generation"`
 	// GenerationBatchSize is the completions generated at once, a multiple
 	// of BatchSize and of NumGenerations; it sets StepsPerGeneration =
 	// GenerationBatchSize / BatchSize. 0 means TRL's None (BatchSize ×
-	// StepsPerGeneration). Default 0. TRL 1.10: generation_batch_size.
+	// StepsPerGeneration). Default 0. TRL 1.16: generation_batch_size.
 	GenerationBatchSize int `json:"generation_batch_size"`
 	// MaxSteps is the number of optimizer steps; it also sets the length of
 	// the learning-rate schedule. When > 0 it wins over NumTrainEpochs, as
@@ -94,7 +94,7 @@ type Config struct {
 	// NumGenerationsEval is the completions made of each eval prompt:
 	// 0 (the default, grpokit's own) one greedy completion; N ≥ 1, N
 	// completions sampled with the training sampler (temperature, top_p,
-	// top_k, min_p, repetition_penalty), as TRL's eval does. TRL 1.10:
+	// top_k, min_p, repetition_penalty), as TRL's eval does. TRL 1.16:
 	// num_generations_eval (TRL's None means num_generations).
 	NumGenerationsEval int `json:"num_generations_eval"`
 	// ShuffleDataset visits the dataset in a seeded random order, a new
@@ -102,11 +102,12 @@ type Config struct {
 	ShuffleDataset bool `json:"shuffle_dataset"`
 
 	// MaxPromptLength is the longest prompt in tokens; longer prompts keep
-	// their last MaxPromptLength tokens (TRL truncates on the left). 0 means
-	// no limit. Default 512. TRL: max_prompt_length.
+	// their last MaxPromptLength tokens (TRL v0.21.0 truncated on the left;
+	// TRL 1.16 has no such key and keeps prompts whole). 0 means no limit.
+	// Default 512. grpokit's key (TRL v0.21.0's max_prompt_length).
 	MaxPromptLength int `json:"max_prompt_length"`
 	// MaxCompletionLength is the most tokens generated per completion.
-	// Default 512, TRL 1.10's (TRL v0.21.0's: 256). TRL 1.10:
+	// Default 512, TRL 1.16's (TRL v0.21.0's: 256). TRL 1.16:
 	// max_completion_length.
 	MaxCompletionLength int `json:"max_completion_length"`
 	// MaxToolCallingIterations bounds the rounds of tool calls in one
@@ -118,8 +119,8 @@ type Config struct {
 	// Sampling holds the sampler's settings under TRL's names: temperature
 	// (default 1.0; must be > 0: it also divides the logits of the
 	// log-probs), top_p (default 1.0, all tokens; in (0, 1]), top_k
-	// (default 0, disabled), min_p (TRL 1.10; default 0, TRL's None; in
-	// [0, 1]) and repetition_penalty (TRL 1.10; default 1, none; must be
+	// (default 0, disabled), min_p (TRL 1.16; default 0, TRL's None; in
+	// [0, 1]) and repetition_penalty (TRL 1.16; default 1, none; must be
 	// > 0). See model.Sampling.
 	model.Sampling
 	// MinCompletionLength keeps EOS (and the other stop tokens) from being
@@ -134,7 +135,7 @@ type Config struct {
 	// generation_kwargs.
 	GenerationKwargs map[string]any `json:"generation_kwargs"`
 	// MaskTruncatedCompletions leaves truncated completions out of the
-	// loss, as TRL 1.10 does: those that MaxCompletionLength cut before a
+	// loss, as TRL 1.16 does: those that MaxCompletionLength cut before a
 	// stop token (for a tool-calling trajectory, a model turn cut by the
 	// budget). Their tokens leave the loss, the KL and entropy terms and
 	// the token counts that normalize them (dapo's num_items_in_batch);
@@ -181,28 +182,28 @@ type Config struct {
 	// EpsilonHigh is the upper clip bound (ratios above 1+EpsilonHigh are
 	// clipped); 0 means "same as Epsilon" (TRL's None). DAPO recommends
 	// 0.28. With loss.CISPO it is the absolute cap of the ratio (ScaleRL
-	// recommends 5.0). Default 0. TRL 1.10: epsilon_high.
+	// recommends 5.0). Default 0. TRL 1.16: epsilon_high.
 	EpsilonHigh float64 `json:"epsilon_high"`
 	// Delta, when set, caps the ratio of the unclipped branch of the
 	// clipped surrogate (two-sided clipping, INTELLECT-2); it should be
-	// above 1+EpsilonHigh. Default nil (off). TRL 1.10: delta.
+	// above 1+EpsilonHigh. Default nil (off). TRL 1.16: delta.
 	Delta *float64 `json:"delta"`
 	// LossType picks the policy term and its normalization; see LossType
-	// and loss/LOSSES.md. Default loss.DAPO, TRL 1.10's default (TRL
-	// v0.21.0's was loss.BNPO). TRL 1.10: loss_type.
+	// and loss/LOSSES.md. Default loss.DAPO, TRL 1.16's default (TRL
+	// v0.21.0's was loss.BNPO). TRL 1.16: loss_type.
 	LossType loss.Type `json:"loss_type"`
 	// ImportanceSamplingLevel forms the importance weight per token or,
 	// loss.LevelSequence (GSPO), once per completion from its mean log-ratio.
-	// Default LevelToken. TRL 1.10: importance_sampling_level.
+	// Default LevelToken. TRL 1.16: importance_sampling_level.
 	ImportanceSamplingLevel loss.ImportanceSamplingLevel `json:"importance_sampling_level"`
 	// SAPOTemperaturePos and SAPOTemperatureNeg are loss.SAPO's gate
-	// temperatures for A > 0 and A ≤ 0. Defaults 1.0 and 1.05. TRL 1.10:
+	// temperatures for A > 0 and A ≤ 0. Defaults 1.0 and 1.05. TRL 1.16:
 	// sapo_temperature_pos, sapo_temperature_neg.
 	SAPOTemperaturePos float64 `json:"sapo_temperature_pos"`
 	SAPOTemperatureNeg float64 `json:"sapo_temperature_neg"`
 	// VESPOKPos, VESPOLambdaPos, VESPOKNeg and VESPOLambdaNeg are loss.VESPO's
 	// gamma-weight exponent k and decay λ for A ≥ 0 and A < 0. Defaults 2,
-	// 3, 3, 2. TRL 1.10: vespo_k_pos, vespo_lambda_pos, vespo_k_neg,
+	// 3, 3, 2. TRL 1.16: vespo_k_pos, vespo_lambda_pos, vespo_k_neg,
 	// vespo_lambda_neg.
 	VESPOKPos      float64 `json:"vespo_k_pos"`
 	VESPOLambdaPos float64 `json:"vespo_lambda_pos"`
@@ -210,39 +211,42 @@ type Config struct {
 	VESPOLambdaNeg float64 `json:"vespo_lambda_neg"`
 	// TopEntropyQuantile ρ keeps the policy term only on the micro-batch's
 	// top-ρ tokens by entropy ("Beyond the 80/20 Rule" recommends 0.2); 1
-	// keeps every token. In [0, 1]. Default 1. TRL 1.10:
+	// keeps every token. In [0, 1]. Default 1. TRL 1.16:
 	// top_entropy_quantile.
 	TopEntropyQuantile float64 `json:"top_entropy_quantile"`
 	// OffPolicyMaskThreshold, when set, drops the policy term of
 	// completions with a negative advantage whose mean log(π_old/π) exceeds
 	// it (DeepSeek-V3.2's off-policy sequence mask; e.g. 0.5). Default nil
-	// (off). TRL 1.10: off_policy_mask_threshold.
+	// (off). TRL 1.16: off_policy_mask_threshold.
 	OffPolicyMaskThreshold *float64 `json:"off_policy_mask_threshold"`
 	// UseBiasCorrectionKL multiplies the KL term by the importance weight
-	// (DeepSeek-V3.2). Default false. TRL 1.10: use_bias_correction_kl.
+	// (DeepSeek-V3.2), so that its gradient is the unbiased reverse-KL
+	// gradient. The weight is differentiable, so this changes the KL
+	// gradient whenever Beta ≠ 0, on-policy too (where its value is 1).
+	// Default true (TRL 1.16; TRL 1.10's default was false).
+	// TRL: use_bias_correction_kl.
 	UseBiasCorrectionKL bool `json:"use_bias_correction_kl"`
 	// ScaleRewards divides centred rewards by the group's or the batch's
 	// standard deviation (unbiased, plus 1e-4) or by nothing; JSON also
 	// takes TRL's true ("group") and false ("none"). Default loss.ScaleGroup.
-	// TRL 1.10: scale_rewards.
+	// TRL 1.16: scale_rewards.
 	ScaleRewards loss.ScaleRewards `json:"scale_rewards"`
 	// MultiObjectiveAggregation combines several rewards: loss.SumThenNormalize
 	// (weighted sum, then ScaleRewards) or loss.NormalizeThenSum (GDPO). Default
-	// loss.SumThenNormalize. TRL 1.10: multi_objective_aggregation.
+	// loss.SumThenNormalize. TRL 1.16: multi_objective_aggregation.
 	MultiObjectiveAggregation loss.Aggregation `json:"multi_objective_aggregation"`
 	// RewardWeights, when set, gives one weight per reward (in the order
 	// passed to NewTrainer) and replaces their reward.Named weights. Default
-	// nil. TRL 1.10: reward_weights.
+	// nil. TRL 1.16: reward_weights.
 	RewardWeights []float64 `json:"reward_weights"`
 	// NumIterations is μ, the optimizer steps taken on each batch of
 	// rollouts; above 1 the ratio uses the log-probs saved at generation.
 	// Default 1. TRL: num_iterations.
 	NumIterations int `json:"num_iterations"`
 	// EntropyCoef, when > 0, subtracts EntropyCoef × the mean token entropy
-	// (over the entropy-masked tokens) from the loss, normalized per loss
-	// type as TRL 1.10 does (see loss.EntropyBonus); the step logs policy_loss
-	// and entropy_coef. Default 0. TRL 1.10: entropy_coef (before 1.10
-	// grpokit's own bonus, weighted like the policy tokens).
+	// (over each micro-batch's entropy-masked loss tokens, for every loss
+	// type, as TRL 1.16; see loss.EntropyBonus) from the loss; the step logs
+	// policy_loss and entropy_coef. Default 0. TRL: entropy_coef.
 	EntropyCoef float64 `json:"entropy_coef"`
 	// UseAdaptiveEntropy is Skywork-OR1's adaptive entropy control, as TRL
 	// 1.10: EntropyCoef is the starting coefficient; after each optimizer
@@ -252,7 +256,7 @@ type Config struct {
 	// a step applies the coefficient only when the previous step's entropy
 	// was at most EntropyTarget (the first step applies none). The
 	// coefficient and the last entropy are kept in checkpoints. Default
-	// false. TRL 1.10: use_adaptive_entropy.
+	// false. TRL 1.16: use_adaptive_entropy.
 	UseAdaptiveEntropy bool `json:"use_adaptive_entropy"`
 	// EntropyCoefMin and EntropyCoefMax bound the adaptive coefficient
 	// (defaults 0 and 1), EntropyCoefDelta is its step (default 0.005)
@@ -287,11 +291,14 @@ type Config struct {
 	// LRSchedulerType is the decay after warmup. Default ScheduleLinear.
 	// TRL: lr_scheduler_type.
 	LRSchedulerType Schedule `json:"lr_scheduler_type"`
-	// WarmupSteps is the linear warmup from 0, in optimizer steps; when 0,
-	// WarmupRatio × MaxSteps is used. Default 0. TRL: warmup_steps.
-	WarmupSteps int `json:"warmup_steps"`
-	// WarmupRatio is the warmup as a fraction of MaxSteps, in [0, 1].
-	// Default 0. TRL: warmup_ratio.
+	// WarmupSteps is the linear warmup from 0, in optimizer steps (a
+	// fraction is dropped, as HF's int()); a value in (0, 1) is a fraction
+	// of the run's steps instead, rounded up, as transformers 5 reads it.
+	// When 0, WarmupRatio is used. Default 0. TRL: warmup_steps.
+	WarmupSteps float64 `json:"warmup_steps"`
+	// WarmupRatio is the warmup as a fraction of the run's steps, in [0, 1]
+	// (transformers 4's warmup_ratio, which transformers 5 folded into
+	// warmup_steps). Default 0.
 	WarmupRatio float64 `json:"warmup_ratio"`
 	// WeightDecay is AdamW's decoupled weight decay. Default 0.
 	// TRL: weight_decay.
@@ -369,7 +376,8 @@ type Config struct {
 	// OverwriteOutputDir lets a run that is not resumed start in an
 	// OutputDir holding another run: that run's metrics, rollouts and
 	// checkpoints are deleted first. Without it such a start is an error
-	// wrapping checkpoint.ErrOutputDirInUse. Default false. TRL: overwrite_output_dir.
+	// wrapping checkpoint.ErrOutputDirInUse. Default false. grpokit's key
+	// (transformers 4's overwrite_output_dir, which transformers 5 dropped).
 	OverwriteOutputDir bool `json:"overwrite_output_dir"`
 	// SaveMinutes, when > 0, also writes a checkpoint after any step that
 	// ends at least this many minutes after the last save, so that a killed
@@ -390,7 +398,7 @@ type Config struct {
 	RewardWorkers int `json:"reward_workers"`
 }
 
-// DefaultConfig returns TRL 1.10's GRPOConfig defaults, with BatchSize 8
+// DefaultConfig returns TRL 1.16's GRPOConfig defaults, with BatchSize 8
 // and G 8 (one prompt per step). TRL v0.21.0's defaults differ in
 // LossType (loss.BNPO) and MaxCompletionLength (256).
 func DefaultConfig() Config {
@@ -436,6 +444,7 @@ func DefaultConfig() Config {
 		MaxTurns:                  16,
 		MaxNonFiniteSteps:         3,
 		GradientCheckpointing:     true,
+		UseBiasCorrectionKL:       true,
 	}
 }
 
@@ -469,7 +478,7 @@ func (c Config) PromptsPerStep() int {
 	return c.BatchSize * c.GradientAccumulationSteps / c.NumGenerations
 }
 
-// EffectiveStepsPerGeneration returns StepsPerGeneration as TRL 1.10's
+// EffectiveStepsPerGeneration returns StepsPerGeneration as TRL 1.16's
 // GRPOConfig resolves it: GenerationBatchSize / BatchSize when that is
 // set, else StepsPerGeneration, else GradientAccumulationSteps.
 func (c Config) EffectiveStepsPerGeneration() int {
@@ -483,7 +492,7 @@ func (c Config) EffectiveStepsPerGeneration() int {
 }
 
 // EffectiveGenerationBatchSize returns the completions of one generation
-// batch: BatchSize × EffectiveStepsPerGeneration (TRL 1.10's
+// batch: BatchSize × EffectiveStepsPerGeneration (TRL 1.16's
 // generation_batch_size, one process).
 func (c Config) EffectiveGenerationBatchSize() int {
 	return c.BatchSize * c.EffectiveStepsPerGeneration()
@@ -583,9 +592,8 @@ func (c Config) Validate() error {
 	default:
 		bad("ImportanceSamplingLevel", fmt.Sprintf("%q", c.ImportanceSamplingLevel), `must be "token" or "sequence"`)
 	}
-	if c.LossType == loss.LUSPO && c.ImportanceSamplingLevel != loss.LevelSequence {
-		bad("ImportanceSamplingLevel", fmt.Sprintf("%q", c.ImportanceSamplingLevel), `loss_type "luspo" needs "sequence"`)
-	}
+	// luspo at token level is allowed, as TRL 1.16 allows it (with a
+	// warning: the paper's setup is "sequence").
 	if !(c.SAPOTemperaturePos > 0) || !finite(c.SAPOTemperaturePos) {
 		bad("SAPOTemperaturePos", c.SAPOTemperaturePos, "must be a finite number > 0")
 	}
@@ -654,8 +662,8 @@ func (c Config) Validate() error {
 	default:
 		bad("LRSchedulerType", fmt.Sprintf("%q", c.LRSchedulerType), `must be "linear", "cosine" or "constant"`)
 	}
-	if c.WarmupSteps < 0 {
-		bad("WarmupSteps", c.WarmupSteps, "must be ≥ 0")
+	if !(c.WarmupSteps >= 0) || !finite(c.WarmupSteps) {
+		bad("WarmupSteps", c.WarmupSteps, "must be a finite number ≥ 0")
 	}
 	if !(c.WarmupRatio >= 0 && c.WarmupRatio <= 1) {
 		bad("WarmupRatio", c.WarmupRatio, "must be in [0, 1]")

@@ -21,7 +21,7 @@ func TestDefaultConfigValid(t *testing.T) {
 		c.ScaleRewards != loss.ScaleGroup || c.LearningRate != 1e-6 || c.MaxCompletionLength != 512 ||
 		c.MaxPromptLength != 512 || c.Temperature != 1 || c.NumIterations != 1 || c.MaxGradNorm != 1 ||
 		c.ImportanceSamplingLevel != loss.LevelToken || c.Delta != nil || c.TopEntropyQuantile != 1 ||
-		c.OffPolicyMaskThreshold != nil || c.UseBiasCorrectionKL || c.EntropyCoef != 0 ||
+		c.OffPolicyMaskThreshold != nil || !c.UseBiasCorrectionKL || c.EntropyCoef != 0 ||
 		c.SAPOTemperaturePos != 1 || c.SAPOTemperatureNeg != 1.05 ||
 		c.VESPOKPos != 2 || c.VESPOLambdaPos != 3 || c.VESPOKNeg != 3 || c.VESPOLambdaNeg != 2 ||
 		c.MultiObjectiveAggregation != loss.SumThenNormalize || c.RewardWeights != nil ||
@@ -49,8 +49,6 @@ func TestValidateMessages(t *testing.T) {
 		{"top p", func(c *Config) { c.TopP = 1.5 }, []string{"grpo: config: TopP = 1.5: must be in (0, 1]"}},
 		{"loss type", func(c *Config) { c.LossType = "ppo" },
 			[]string{`grpo: config: LossType = "ppo": must be "grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo" or "vespo"`}},
-		{"luspo needs sequence level", func(c *Config) { c.LossType = loss.LUSPO },
-			[]string{`grpo: config: ImportanceSamplingLevel = "token": loss_type "luspo" needs "sequence"`}},
 		{"importance sampling level", func(c *Config) { c.ImportanceSamplingLevel = "row" },
 			[]string{`grpo: config: ImportanceSamplingLevel = "row": must be "token" or "sequence"`}},
 		{"top entropy quantile", func(c *Config) { c.TopEntropyQuantile = 1.2 },
@@ -144,6 +142,13 @@ func TestLearningRateAt(t *testing.T) {
 	c.LRSchedulerType = ScheduleConstant
 	if got := c.LearningRateAt(1, 10); math.Abs(got-1.0/3) > 1e-12 {
 		t.Errorf("warmup ratio: lr(1) = %g, want 1/3", got)
+	}
+	c.WarmupSteps, c.WarmupRatio = 0.25, 0 // transformers 5: warmup_steps 0.25 is the same ratio
+	if got := c.LearningRateAt(1, 10); math.Abs(got-1.0/3) > 1e-12 {
+		t.Errorf("warmup_steps 0.25: lr(1) = %g, want 1/3", got)
+	}
+	if c, err := DecodeConfig([]byte(`{"warmup_steps": 0.1}`)); err != nil || c.WarmupSteps != 0.1 {
+		t.Errorf("warmup_steps 0.1: %v, %v", c.WarmupSteps, err)
 	}
 }
 

@@ -148,10 +148,12 @@
 // generation batches (StepsPerGeneration / GenerationBatchSize: one batch
 // generated and scored as a whole, shuffled, then fed to the optimizer one
 // micro-batch at a time with _prepare_inputs' indexing and NumIterations)
-// and the metric names follow TRL 1.10's GRPOTrainer (commit
-// f2cd57710ae345ea6428ae95363267fcf38a3dc8); tests match its numbers
-// (../shared/golden/trl-1.10) and TRL v0.21.0's
-// (../shared/golden/llama-tiny). loss/LOSSES.md says when to
+// and the metric names follow TRL 1.16.0's GRPOTrainer; tests match the
+// numbers TRL's own code computes (testdata/trl-1.16, written by
+// internal/trlref: the loss of every variant, one optimizer step end to
+// end, the logged metric names), and the older transcribed references
+// where TRL has not changed since (../shared/golden/trl-1.10, TRL v0.21.0's
+// ../shared/golden/llama-tiny). loss/LOSSES.md says when to
 // pick which loss type, with the paper each comes from. Dynamic sampling
 // (Config.DynamicSampling) is DAPO's (Yu et al., 2025); TRL does not have it.
 // Token-level credit (Trainer.SetTokenCredit, TokenCredit) is process

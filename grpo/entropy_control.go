@@ -2,7 +2,7 @@ package grpo
 
 import "math"
 
-// entropyControl is TRL 1.10's adaptive entropy control (Skywork-OR1,
+// entropyControl is TRL 1.16's adaptive entropy control (Skywork-OR1,
 // Config.UseAdaptiveEntropy): a coefficient that rises while the policy's
 // entropy is at or below a target and falls otherwise, applied only when
 // the last measured entropy is at or below the target.

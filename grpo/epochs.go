@@ -23,6 +23,15 @@ func (c Config) TrainSteps(n int) int {
 	return max(1, int(math.Ceil(c.NumTrainEpochs*float64(perEpoch)-1e-9)))
 }
 
+// EpochAt returns the epochs of a dataset of n examples that step
+// optimizer steps have trained on, as HF's Trainer logs them (its epoch:
+// micro-batches done over micro-batches per epoch, the count TrainSteps
+// uses).
+func (c Config) EpochAt(step, n int) float64 {
+	micro := max(1, n/max(1, c.PromptsPerGeneration())) * max(1, c.NumIterations) * max(1, c.EffectiveStepsPerGeneration())
+	return float64(step*max(1, c.GradientAccumulationSteps)) / float64(micro)
+}
+
 // validateRunLength checks NumTrainEpochs, EvalStrategy and EvalSteps.
 func (c Config) validateRunLength() []error {
 	var errs []error

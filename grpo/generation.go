@@ -7,7 +7,7 @@ import (
 	"github.com/grpokit/grpokit/loss"
 )
 
-// This file holds TRL 1.10's generation batches (steps_per_generation /
+// This file holds TRL 1.16's generation batches (steps_per_generation /
 // generation_batch_size): one batch of completions generated, scored and
 // turned into advantages at once, then fed to the optimizer
 // BatchSize completions (one TRL micro-batch) at a time.
@@ -20,7 +20,7 @@ import (
 // reused for μ steps.
 
 // validateGeneration checks StepsPerGeneration and GenerationBatchSize as
-// TRL 1.10's GRPOConfig.__post_init__ does (same messages), plus the
+// TRL 1.16's GRPOConfig.__post_init__ does (same messages), plus the
 // combinations grpokit does not support.
 func (c Config) validateGeneration() []error {
 	var errs []error
@@ -140,6 +140,7 @@ func (b *rolloutBatch) slice(j, spg int) []*microBatch {
 // rule out what could change that).
 func (t *Trainer) stepNormalizers(buf *rolloutBatch, microRows []int, norm loss.StepNormalizers) []loss.StepNormalizers {
 	a, spg := t.cfg.GradientAccumulationSteps, t.cfg.EffectiveStepsPerGeneration()
+	norm.StepShare = float64(a) / float64(max(1, spg)) // TRL 1.16's dapo normalizer scale
 	out := make([]loss.StepNormalizers, len(buf.Micro))
 	if !t.cfg.stepsInOneGeneration() {
 		for i := range out {

@@ -18,8 +18,11 @@ import (
 	"github.com/grpokit/grpokit/reward"
 )
 
-// trl110 is golden/trl-1.10/golden.json.
-type trl110 struct {
+// trlGolden is a TRL loss golden: golden/trl-1.10/golden.json (transcribed
+// from TRL 1.10's source) or testdata/trl-1.16/golden.json (written by
+// TRL 1.16's own code, internal/trlref/losses.py). null is a value TRL
+// left NaN (an unscorable row's reward).
+type trlGolden struct {
 	Inputs struct {
 		NumGenerations      int         `json:"num_generations"`
 		PromptIDs           [][]int32   `json:"prompt_ids"`
@@ -28,6 +31,9 @@ type trl110 struct {
 		CompletionMask      [][]float32 `json:"completion_mask"`
 		Rewards             []float64   `json:"rewards"`
 		Rewards2            []float64   `json:"rewards2"`
+		RewardsNone         []*float64  `json:"rewards_none"`
+		Rewards2None        []*float64  `json:"rewards2_none"`
+		ToolMask            [][]int32   `json:"tool_mask"`
 		NumItemsInBatch     int         `json:"num_items_in_batch"`
 		MaxCompletionLength int         `json:"max_completion_length"`
 	} `json:"inputs"`
@@ -38,18 +44,18 @@ type trl110 struct {
 			ScaleRewards  loss.ScaleRewards `json:"scale_rewards"`
 			Aggregation   loss.Aggregation  `json:"multi_objective_aggregation"`
 		} `json:"params"`
-		Advantages        []float64          `json:"advantages"`
-		AggregatedRewards []float64          `json:"aggregated_rewards"`
-		Baseline          []float64          `json:"baseline"`
-		StdRewards        []float64          `json:"std_rewards"`
+		Advantages        []*float64         `json:"advantages"`
+		AggregatedRewards []*float64         `json:"aggregated_rewards"`
+		Baseline          []*float64         `json:"baseline"`
+		StdRewards        []*float64         `json:"std_rewards"`
 		Metrics           map[string]float64 `json:"metrics"`
 	} `json:"advantage_sets"`
-	Variants map[string]trl110Variant `json:"variants"`
+	Variants map[string]trlVariant `json:"variants"`
 }
 
-// trl110Variant is one entry of "variants": params hold TRL's GRPOConfig
+// trlVariant is one entry of "variants": params hold TRL's GRPOConfig
 // names (plus old, advantages and the process layout).
-type trl110Variant struct {
+type trlVariant struct {
 	Params        json.RawMessage    `json:"params"`
 	Loss          float64            `json:"loss"`
 	Metrics       map[string]float64 `json:"metrics"`
@@ -57,24 +63,36 @@ type trl110Variant struct {
 	EntropyCount  int                `json:"entropy_mask_count"`
 	OffPolicyMask []float64          `json:"off_policy_mask"`
 	Phi           []float64          `json:"phi_seq"`
+	// TRL 1.16 goldens: the batch TRL's trainer built for the variant.
+	NumItems       int         `json:"num_items_in_batch"`
+	CompletionMask [][]float32 `json:"completion_mask"`
 }
 
-// trl110Layout is the part of a variant's params that is not a GRPOConfig
+// trlLayout is the part of a variant's params that is not a GRPOConfig
 // loss setting.
-type trl110Layout struct {
+type trlLayout struct {
 	Old                string `json:"old"`
 	Advantages         string `json:"advantages"`
 	NumProcesses       int    `json:"num_processes"`
 	GradAccum          int    `json:"gradient_accumulation_steps"`
 	UseAdaptiveEntropy bool   `json:"use_adaptive_entropy"`
+	ToolMask           bool   `json:"tool_mask"` // inputs.tool_mask marks tool-inserted tokens
+}
+
+// nanOr returns *p, or NaN for null.
+func nanOr(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
 }
 
 // config returns DefaultConfig with the variant's TRL settings decoded by
 // their JSON names, and the layout fields.
-func (v trl110Variant) config(t testing.TB) (Config, trl110Layout) {
+func (v trlVariant) config(t testing.TB) (Config, trlLayout) {
 	t.Helper()
 	cfg := DefaultConfig()
-	var l trl110Layout
+	var l trlLayout
 	if err := json.Unmarshal(v.Params, &cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -84,16 +102,21 @@ func (v trl110Variant) config(t testing.TB) (Config, trl110Layout) {
 	return cfg, l
 }
 
-func loadTRL110(t testing.TB) (trl110, map[string]stTensor) {
+func loadTRL110(t testing.TB) (trlGolden, map[string]stTensor) {
 	t.Helper()
-	dir := filepath.Join(sharedDir(t), "golden", "trl-1.10")
+	return loadTRLGolden(t, filepath.Join(sharedDir(t), "golden", "trl-1.10"))
+}
+
+// loadTRLGolden reads dir's golden.json and golden.safetensors.
+func loadTRLGolden(t testing.TB, dir string) (trlGolden, map[string]stTensor) {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, "golden.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var g trl110
+	var g trlGolden
 	if err := json.Unmarshal(data, &g); err != nil {
-		t.Fatalf("trl-1.10 golden.json: %v", err)
+		t.Fatalf("%s/golden.json: %v", dir, err)
 	}
 	ts, err := readSafetensorsF32(filepath.Join(dir, "golden.safetensors"))
 	if err != nil {
@@ -102,14 +125,29 @@ func loadTRL110(t testing.TB) (trl110, map[string]stTensor) {
 	return g, ts
 }
 
-// rewardScores returns the rows' scores of the named reward columns.
-func (g trl110) rewardScores(cols []string) [][]float64 {
+// rewardScores returns the rows' scores of the named reward columns
+// (reward.NotApplicable where the reward did not apply).
+func (g trlGolden) rewardScores(cols []string) [][]float64 {
 	scores := make([][]float64, len(g.Inputs.Rewards))
 	for i := range scores {
 		for _, c := range cols {
-			v := g.Inputs.Rewards[i]
-			if c == "rewards2" {
+			var v float64
+			switch c {
+			case "rewards":
+				v = g.Inputs.Rewards[i]
+			case "rewards2":
 				v = g.Inputs.Rewards2[i]
+			case "rewards_none", "rewards2_none":
+				col := g.Inputs.RewardsNone
+				if c == "rewards2_none" {
+					col = g.Inputs.Rewards2None
+				}
+				v = reward.NotApplicable() // TRL's None
+				if col[i] != nil {
+					v = *col[i]
+				}
+			default:
+				panic("unknown reward column " + c)
 			}
 			scores[i] = append(scores[i], v)
 		}
@@ -122,6 +160,12 @@ func (g trl110) rewardScores(cols []string) [][]float64 {
 // weights — and the reward metrics the trainer logs with them.
 func TestAdvantagesGoldenTRL110(t *testing.T) {
 	g, _ := loadTRL110(t)
+	checkAdvantagesGolden(t, g)
+}
+
+// checkAdvantagesGolden compares loss.RewardAdvantages and the trainer's
+// reward metrics with every advantage set of g.
+func checkAdvantagesGolden(t *testing.T, g trlGolden) {
 	for name, set := range g.AdvantageSets {
 		t.Run(name, func(t *testing.T) {
 			p := set.Params
@@ -130,13 +174,21 @@ func TestAdvantagesGoldenTRL110(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, c := range []struct {
-				name      string
-				got, want []float64
+				name string
+				got  []float64
+				want []*float64
 			}{{"advantages", a.Values, set.Advantages}, {"aggregated_rewards", a.Rewards, set.AggregatedRewards},
 				{"baseline", a.GroupMean, set.Baseline}, {"std_rewards", a.Std, set.StdRewards}} {
 				for i := range c.want {
-					if !closeTo(c.got[i], c.want[i], 1e-6, 0) {
-						t.Errorf("%s[%d] = %.8g, golden %.8g", c.name, i, c.got[i], c.want[i])
+					want := nanOr(c.want[i])
+					if math.IsNaN(want) {
+						// TRL keeps NaN where nothing was scored (an
+						// unscorable row's reward, a σ of one value); grpokit's
+						// value there is never used.
+						continue
+					}
+					if !closeTo(c.got[i], want, 1e-6, 0) {
+						t.Errorf("%s[%d] = %.8g, golden %.8g", c.name, i, c.got[i], want)
 					}
 				}
 			}
@@ -146,7 +198,9 @@ func TestAdvantagesGoldenTRL110(t *testing.T) {
 			for i, sc := range g.rewardScores(p.RewardColumns) {
 				rows[i] = &row{Rewards: sc, IDs: []int32{1}}
 				for k, w := range p.RewardWeights {
-					rows[i].Reward += w * sc[k]
+					if !math.IsNaN(sc[k]) {
+						rows[i].Reward += w * sc[k]
+					}
 				}
 			}
 			for k, w := range p.RewardWeights {
@@ -225,25 +279,39 @@ func variantFamily(name string) string {
 	return parts[0]
 }
 
-// TestLossGoldenTRL110 runs every TRL 1.10 variant through the trainer's
-// own loss graph (Trainer.lossGraph on llama-tiny with the golden LoRA
-// adapter, configured from the variant's params by their TRL names) and
-// checks per-token losses, importance weights, KL, masks, φ, the loss, the
-// logged loss metrics and the gradient of every LoRA matrix.
+// trl110Changed are the TRL 1.10 variants whose TRL 1.16 value differs
+// (testdata/trl-1.16 has them from TRL's own code): grpokit follows 1.16.
+var trl110Changed = map[string]string{
+	"seq-luspo-off-kl":              "TRL 1.16 masks luspo's per-token loss before the row sums (1.10 averaged over every entry, padding included)",
+	"dapo-off-kl-topent0p3-entcoef": "TRL 1.16's entropy bonus is the mean over the masked tokens for every loss type (1.10 divided dapo's by the batch's tokens)",
+}
+
+// TestLossGoldenTRL110 runs every TRL 1.10 variant (but those TRL 1.16
+// changed, trl110Changed) through the trainer's own loss graph
+// (Trainer.lossGraph on llama-tiny with the golden LoRA adapter, configured
+// from the variant's params by their TRL names) and checks per-token
+// losses, importance weights, KL, masks, φ, the loss, the logged loss
+// metrics and the gradient of every LoRA matrix.
 func TestLossGoldenTRL110(t *testing.T) {
 	g, ts := loadTRL110(t)
+	checkLossGolden(t, g, ts, trl110Changed)
+}
+
+// checkLossGolden runs the comparisons of TestLossGoldenTRL110 for every variant of g
+// not in skip.
+func checkLossGolden(t *testing.T, g trlGolden, ts map[string]stTensor, skip map[string]string) {
 	pol := goldenLoRAPolicy(t, nil)
 	vars := pol.TrainableVariables()
 	names := loraNames(t, vars)
 
 	in := g.Inputs
-	rows := maskedRows(in.PromptIDs, in.PromptMask, in.CompletionIDs, in.CompletionMask)
-	b, c := len(rows), in.MaxCompletionLength
-	valid := func(j int) bool { return in.CompletionMask[j/c][j%c] == 1 }
+	b, c := len(in.PromptIDs), in.MaxCompletionLength
 
 	variants := make([]string, 0, len(g.Variants))
 	for name := range g.Variants {
-		variants = append(variants, name)
+		if _, ok := skip[name]; !ok {
+			variants = append(variants, name)
+		}
 	}
 	sort.Strings(variants)
 	report := map[string]*[4]worst{} // family → loss+metrics, tensors, gradients, counts
@@ -257,6 +325,23 @@ func TestLossGoldenTRL110(t *testing.T) {
 					t.Fatalf("unsupported setting: %d processes, %d accumulation steps, adaptive entropy %v", p.NumProcesses, p.GradAccum, p.UseAdaptiveEntropy)
 				}
 				cfg.NumGenerations, cfg.BatchSize, cfg.MaxCompletionLength = in.NumGenerations, b, c
+				rows := maskedRows(in.PromptIDs, in.PromptMask, in.CompletionIDs, in.CompletionMask)
+				for i, r := range rows {
+					r.Truncated = r.IDs[len(r.IDs)-1] != 2 // no EOS
+					if p.ToolMask {
+						r.ToolMask = in.ToolMask[i]
+					}
+				}
+				// The loss mask TRL used: its completion mask (after
+				// mask_truncated_completions) times the tool mask.
+				lossMask := in.CompletionMask
+				if v.CompletionMask != nil {
+					lossMask = v.CompletionMask
+				}
+				valid := func(j int) bool {
+					bi, ti := j/c, j%c
+					return lossMask[bi][ti] == 1 && (!p.ToolMask || ti >= len(in.ToolMask[bi]) || in.ToolMask[bi][ti] == 1)
+				}
 				cfg.NumIterations = 1
 				if p.Old == "offpolicy" {
 					cfg.NumIterations = 2 // the ratio then uses stored old log-probs
@@ -273,10 +358,11 @@ func TestLossGoldenTRL110(t *testing.T) {
 				for i, r := range rows {
 					r.Advantage = adv.Values[i]
 				}
-				mb := packRowsShape(rows, b, 5, c, false)
+				mb := packRowsShape(rows, b, 5, c, cfg.MaskTruncatedCompletions)
 				mb.setWeights(cfg.LossType, loss.StepNormalizers{Rows: b, Tokens: mb.tokens(), MicroBatch: 1, MaxCompletionLength: c, Columns: c})
-				if mb.tokens() != in.NumItemsInBatch {
-					t.Fatalf("%d loss tokens, golden num_items_in_batch %d", mb.tokens(), in.NumItemsInBatch)
+				wantItems := cmpOr(v.NumItems, in.NumItemsInBatch)
+				if mb.tokens() != wantItems {
+					t.Fatalf("%d loss tokens, golden num_items_in_batch %d", mb.tokens(), wantItems)
 				}
 				if tr.withOld() {
 					mb.Old = ts["offpolicy.old_per_token_logps"].Data
@@ -349,7 +435,7 @@ func TestLossGoldenTRL110(t *testing.T) {
 				}
 				for key := range metrics {
 					if _, ok := v.Metrics[key]; !ok {
-						t.Errorf("metric %s logged, TRL 1.10 does not log it here", key)
+						t.Errorf("metric %s logged, TRL does not log it here", key)
 					}
 				}
 				for i, gname := range names {
@@ -394,8 +480,8 @@ func TestLossGoldenTRL110(t *testing.T) {
 						tol = tolScalar
 					}
 					for j := range want.Data {
-						if want.Shape[1] == c && !valid(j) && !(kind == "per_token_loss" && name == "seq-luspo-off-kl") {
-							continue // padding: only luspo's β ≠ 0 loss reads it
+						if want.Shape[1] == c && !valid(j) {
+							continue // padding and tool tokens: out of the loss
 						}
 						if len(got) != len(want.Data) {
 							t.Fatalf("%s has %d values, golden %v", kind, len(got), want.Shape)
@@ -423,4 +509,12 @@ func TestLossGoldenTRL110(t *testing.T) {
 		t.Logf("%-8s largest |diff| (share of tolerance): loss/metrics %.2g (%.1f%%), tensors %.2g (%.1f%%), gradients %.2g (%.1f%%), masks/clip ratios %.2g",
 			f, w[0].abs, 100*w[0].frac, w[1].abs, 100*w[1].frac, w[2].abs, 100*w[2].frac, w[3].abs)
 	}
+}
+
+// cmpOr returns a, or b when a is 0.
+func cmpOr(a, b int) int {
+	if a != 0 {
+		return a
+	}
+	return b
 }

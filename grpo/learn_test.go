@@ -122,7 +122,7 @@ func nameConfig(steps int) grpo.Config {
 	if v, err := strconv.ParseFloat(os.Getenv("GRPO_LEARN_BETA"), 64); err == nil {
 		cfg.Beta = v
 	}
-	if v, err := strconv.Atoi(os.Getenv("GRPO_LEARN_WARMUP")); err == nil {
+	if v, err := strconv.ParseFloat(os.Getenv("GRPO_LEARN_WARMUP"), 64); err == nil {
 		cfg.WarmupSteps = v
 	}
 	if v := os.Getenv("GRPO_LEARN_SCALE"); v != "" {

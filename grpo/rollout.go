@@ -120,6 +120,9 @@ func (t *Trainer) generate(ctx context.Context, prompts []dataset.Example, turn 
 // datasetSource draws PromptsPerGeneration examples per rollout batch.
 type datasetSource struct{ data dataset.Dataset }
 
+// size is the number of examples, for the epoch metric.
+func (s *datasetSource) size() int { return s.data.Len() }
+
 func (s *datasetSource) rollouts(ctx context.Context, t *Trainer, k int, tally *rewardTally) ([]*row, error) {
 	n := t.cfg.PromptsPerGeneration()
 	prompts := make([]dataset.Example, n)
@@ -325,7 +328,7 @@ func rolloutMetrics(t *Trainer, rows []*row, adv loss.Advantages, tally rewardTa
 	}
 	mean, std := loss.NanMeanStd(totals)
 	m["reward"] = mean
-	m["reward_std"] = std // TRL 1.10: over all scored rows (v0.21.0: mean of the group stds)
+	m["reward_std"] = std // TRL 1.16: over all scored rows (v0.21.0: mean of the group stds)
 	m["frac_reward_zero_std"] = adv.FracZeroStd()
 	m["frac_group_zero_std"] = adv.FracGroupsZeroStd()
 	m["completions/mean_length"] = sumLen / n

@@ -4,11 +4,16 @@ import "math"
 
 // LearningRateAt returns the learning rate of optimizer step (0-based) of a
 // run of total steps, as HF's get_scheduler computes it: a linear warmup
-// from 0 over the warmup steps (WarmupSteps, else WarmupRatio × total,
-// rounded up), then LRSchedulerType's decay from LearningRate to 0 at
-// total. ScheduleConstant keeps LearningRate after the warmup.
+// from 0 over the warmup steps (WarmupSteps; a WarmupSteps in (0, 1), else
+// WarmupRatio, × total, rounded up), then LRSchedulerType's decay from
+// LearningRate to 0 at total. ScheduleConstant keeps LearningRate after the
+// warmup.
 func (c Config) LearningRateAt(step, total int) float64 {
-	return ScheduledRate(c.LRSchedulerType, c.LearningRate, c.WarmupSteps, c.WarmupRatio, step, total)
+	steps, ratio := int(c.WarmupSteps), c.WarmupRatio
+	if c.WarmupSteps > 0 && c.WarmupSteps < 1 {
+		steps, ratio = 0, c.WarmupSteps // transformers 5: a fraction of the run
+	}
+	return ScheduledRate(c.LRSchedulerType, c.LearningRate, steps, ratio, step, total)
 }
 
 // ScheduledRate returns the learning rate of optimizer step (0-based) of a

@@ -474,6 +474,9 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 
 	m, internal := generationMetrics(used)
 	m["step"] = float64(t.step)
+	if ds, ok := src.(interface{ size() int }); ok {
+		m["epoch"] = t.cfg.EpochAt(t.step, ds.size()) // HF's epoch
+	}
 	m["loss"] = loss
 	m["learning_rate"] = lr
 	m["grad_norm"] = gradNorm

@@ -22,7 +22,9 @@ package grpo
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -128,12 +130,25 @@ func (u *adamUpdate) graph(ctx *mlctx.Context, grads []*Node) *Node {
 		denominator := Add(Sqrt(Mul(moment2, debias2)), epsilon)
 		value := v.ValueGraph(g)
 		step := Div(Mul(learningRate, debiased1), denominator)
-		if u.cfg.WeightDecay > 0 {
+		if u.cfg.WeightDecay > 0 && decays(v) {
 			step = Add(step, Mul(learningRate, MulScalar(value, u.cfg.WeightDecay)))
 		}
 		v.SetValueGraph(Sub(value, step))
 	}
 	return ScalarZero(g, dtypes.Float32)
+}
+
+// noDecay are the name patterns of the parameters HF's Trainer keeps out
+// of weight decay (transformers 5.24, Trainer.get_decay_parameter_names):
+// biases and normalization weights.
+var noDecay = regexp.MustCompile(`bias|layernorm|rmsnorm|(?:^|\.)norm(?:$|\.)|_norm(?:$|\.)`)
+
+// decays reports whether weight decay applies to v, as HF's Trainer
+// decides it from the parameter's name (v's scope and name are the HF
+// name with "/" for "."): not to biases and normalization weights.
+func decays(v *mlctx.Variable) bool {
+	name := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(v.ScopeAndName(), mlctx.ScopeSeparator), mlctx.ScopeSeparator, "."))
+	return !noDecay.MatchString(name)
 }
 
 // moments returns the AdamW moment variables of v (zero at first), named

@@ -181,7 +181,11 @@ func (u *adamUpdate) applyLoops(grads []*tensors.Tensor, scale float32) error {
 				return fmt.Errorf("grpo: update %s: %w", v.ScopeAndName(), err)
 			}
 		}
-		adamw.Step(p, flat[0], flat[1], flat[2], flat[3])
+		pv := p
+		if !decays(v) {
+			pv.WeightDecay = 0
+		}
+		adamw.Step(pv, flat[0], flat[1], flat[2], flat[3])
 		for _, x := range []*mlctx.Variable{v, m1, m2} {
 			// A local copy made by a read (a checkpoint) is stale now.
 			t, _ := x.Value()

@@ -4,14 +4,81 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/grpokit/grpokit/internal/regfile"
+	"github.com/grpokit/grpokit/internal/trlkeys"
 	"github.com/grpokit/grpokit/model"
 )
+
+// peftKeys answers for every field of peft's LoraConfig (the keys of
+// adapter_config.json; trlkeys.LoraConfigFields, introspected from peft
+// 0.21.2): keyRead fields are read (peftConfig), keyInert ones change
+// nothing for an adapter whose weights are loaded (metadata, how the
+// weights were first initialized, which modules got adapters: the tensors
+// say), and keyDefault ones are refused unless at peft's default, with
+// the reason.
+var peftKeys = map[string]string{
+	"task_type": keyRead, "peft_type": keyRead, "base_model_name_or_path": keyRead, "inference_mode": keyRead,
+	"r": keyRead, "target_modules": keyRead, "lora_alpha": keyRead, "lora_dropout": keyRead,
+	"fan_in_fan_out": keyRead, "bias": keyRead, "use_rslora": keyRead, "use_dora": keyRead,
+
+	"auto_mapping": keyInert, "peft_version": keyInert, "revision": keyInert, "exclude_modules": keyInert,
+	"init_lora_weights": keyInert, "layers_to_transform": keyInert, "layers_pattern": keyInert,
+	"megatron_config": keyInert, "megatron_core": keyInert, "loftq_config": keyInert, "eva_config": keyInert,
+	"corda_config": keyInert, "lora_ga_config": keyInert, "runtime_config": keyInert, "ensure_weight_tying": keyInert,
+
+	"modules_to_save":         "whole modules trained beside the adapter are not loaded",
+	"rank_pattern":            "per-module ranks are not supported (one r for every module)",
+	"alpha_pattern":           "per-module alphas are not supported (one lora_alpha for every module)",
+	"trainable_token_indices": "trainable token embeddings are not supported",
+	"velora_config":           "VeLoRA is not supported",
+	"alora_invocation_tokens": "activated LoRA (aLoRA) is not supported",
+	"use_qalora":              "QALoRA is not supported",
+	"qalora_group_size":       "QALoRA is not supported",
+	"monteclora_config":       "MonteCLoRA is not supported",
+	"layer_replication":       "layer replication is not supported",
+	"lora_bias":               "a LoRA bias is not supported",
+	"target_parameters":       "LoRA on parameters (target_parameters) is not supported; target_modules are",
+	"use_bdlora":              "BD-LoRA is not supported",
+	"arrow_config":            "Arrow routing is not supported",
+	"kasa_config":             "KaSA is not supported",
+}
+
+const (
+	keyRead  = "read"
+	keyInert = "inert"
+)
+
+// checkPEFTKeys refuses the adapter_config.json keys whose value asks for
+// what Load does not do (a keyDefault key not at peft's default).
+func checkPEFTKeys(data []byte) []error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return []error{err}
+	}
+	defaults := map[string]string{}
+	for _, f := range trlkeys.LoraConfigFields() {
+		defaults[f.Name] = f.Default
+	}
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		why, ok := peftKeys[k]
+		if !ok || why == keyRead || why == keyInert {
+			continue // a newer peft's key, or one answered above
+		}
+		var got, want any
+		if json.Unmarshal(raw[k], &got) != nil || json.Unmarshal([]byte(defaults[k]), &want) != nil || !reflect.DeepEqual(got, want) {
+			errs = append(errs, fmt.Errorf("lora: %s %s: %s", k, raw[k], why))
+		}
+	}
+	return errs
+}
 
 // peftPrefix is what PEFT puts before a module's HF name in adapter keys.
 const peftPrefix = "base_model.model."
@@ -89,7 +156,7 @@ func Load(m *model.Model, dir string) (*Adapter, error) {
 	if err := json.Unmarshal(data, &pc); err != nil {
 		return nil, fmt.Errorf("lora: parse %s: %w", filepath.Join(dir, "adapter_config.json"), err)
 	}
-	var errs []error
+	errs := checkPEFTKeys(data)
 	if pc.PeftType != "LORA" {
 		errs = append(errs, fmt.Errorf("lora: peft_type %q, want LORA", pc.PeftType))
 	}

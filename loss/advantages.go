@@ -36,7 +36,7 @@ type Advantages struct {
 }
 
 // FracZeroStd returns the fraction of rows whose σ (Std) is close to 0, as
-// TRL 1.10 logs frac_reward_zero_std; with group scaling that is the
+// TRL 1.16 logs frac_reward_zero_std; with group scaling that is the
 // fraction of groups whose rewards all tie (a NaN σ, of a group with fewer
 // than two scored rows, is not close to 0, as in torch.isclose).
 func (a Advantages) FracZeroStd() float64 {
@@ -89,7 +89,7 @@ func GroupAdvantages(rewards []float64, g int, scale ScaleRewards) (Advantages, 
 	return RewardAdvantages(scores, []float64{1}, g, scale, SumThenNormalize)
 }
 
-// RewardAdvantages computes TRL 1.10's advantages from several rewards:
+// RewardAdvantages computes TRL 1.16's advantages (unchanged since 1.10) from several rewards:
 // scores[i][k] is reward k of row i, weights[k] its weight, rows in groups
 // of g. SumThenNormalize sums the weighted rewards into R and applies
 // GroupAdvantages' formula to R (the baseline is always the group mean;
@@ -99,7 +99,7 @@ func GroupAdvantages(rewards []float64, g int, scale ScaleRewards) (Advantages, 
 // the batch; scale plays no role there. Every std is the unbiased one.
 //
 // A NaN score is a reward that did not apply to the row (TRL's None), and
-// is left out as TRL 1.10 leaves it out: SumThenNormalize sums the weighted
+// is left out as TRL leaves it out: SumThenNormalize sums the weighted
 // rewards that applied (nansum); NormalizeThenSum normalizes each reward
 // within its group over the rows it applied to (nanmean and the unbiased
 // nanstd), and a reward that applied to fewer than two rows of a group

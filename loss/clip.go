@@ -6,7 +6,7 @@ import (
 )
 
 // clippedTerm is the PPO-style clipped surrogate of grpo, bnpo, dr_grpo,
-// dapo and luspo (TRL 1.10):
+// dapo and luspo (TRL 1.16):
 //
 //	c = clip(w, 1−ε, 1+ε_high)
 //	w' = min(w, δ) when δ > 0 (two-sided clipping, INTELLECT-2), else w

@@ -35,9 +35,10 @@
 //
 // # References
 //
-// The formulas and names follow TRL 1.10's GRPOTrainer (commit
-// f2cd57710ae345ea6428ae95363267fcf38a3dc8). The tests match the numbers
-// TRL computed (../shared/golden/trl-1.10 and ../shared/golden/llama-tiny)
-// and numbers worked out by hand. LOSSES.md in this directory says when to
+// The formulas and names follow TRL 1.16.0's GRPOTrainer. The tests match
+// the numbers TRL's own code computes (grpo/testdata/trl-1.16, written by
+// internal/trlref), the transcribed TRL 1.10 and v0.21.0 references where
+// TRL has not changed since (../shared/golden/trl-1.10 and
+// ../shared/golden/llama-tiny), and numbers worked out by hand. LOSSES.md in this directory says when to
 // pick which loss type, with the paper each comes from.
 package loss

@@ -7,16 +7,17 @@ import (
 )
 
 // Type names the policy term and how per-token losses are reduced to
-// the scalar loss. The values and formulas follow TRL 1.10's
-// GRPOTrainer._compute_loss (commit f2cd577); LOSSES.md says when to pick
-// which. With per-token losses l, completion mask m, B rows and L =
+// the scalar loss. The values and formulas follow TRL 1.16.0's
+// GRPOTrainer._compute_loss; LOSSES.md says when to pick which. With
+// per-token losses l, completion mask m, B rows and L =
 // MaxCompletionLength:
 //
 //	GRPO, SAPO:         mean over rows of sum_t(l·m) / max(1, sum_t m)
 //	BNPO:                   sum(l·m) / max(1, sum(m)), per micro-batch
 //	DrGRPO:                 sum(l·m) / (B · L)
-//	DAPO, CISPO, VESPO:     sum(l·m) / (completion tokens of the whole generation batch)
-//	LUSPO:                  mean over all B×T entries of l · (row length), no mask
+//	DAPO, CISPO, VESPO:     sum(l·m) / (completion tokens of the whole generation batch
+//	                        × GradientAccumulationSteps / StepsPerGeneration)
+//	LUSPO:                  mean over rows of sum_t(l·m)
 //
 // grpo, bnpo, dr_grpo, dapo and luspo use the clipped surrogate; cispo,
 // sapo and vespo have their own policy terms (see TokenLoss).
@@ -137,7 +138,7 @@ type Terms struct {
 	Phi *graph.Node
 }
 
-// TokenLoss builds TRL 1.10's per-token GRPO loss L = p·(off-policy
+// TokenLoss builds TRL 1.16's per-token GRPO loss L = p·(off-policy
 // mask)·(entropy mask) + β·KL, where the policy term p depends on the loss
 // type:
 //
@@ -233,29 +234,24 @@ func WeightedLoss(perToken, weights *graph.Node) *graph.Node {
 }
 
 // EntropyBonus returns the entropy term E that the loss subtracts
-// (times EntropyCoef), as TRL 1.10 normalizes it: over the tokens M =
-// mask × entropy mask, Σ H·M × scale for dapo, cispo and vespo (scale =
-// 1/generation-batch tokens), Σ H·M / max(1, Σ M) × scale for the others
-// (scale = 1/micro-batches per step). See EntropyScale. This is a graph
-// building function and panics on error.
+// (times EntropyCoef), as TRL 1.16 normalizes it for every loss type: the
+// mean entropy over the tokens M = mask × entropy mask, Σ H·M / max(1,
+// Σ M), times scale (1/micro-batches per step, see EntropyScale). (TRL
+// 1.10 divided by the generation batch's tokens for dapo, cispo and
+// vespo.) lossType is unused since TRL 1.16. This is a graph building
+// function and panics on error.
 func EntropyBonus(entropy, mask, entropyMask, scale *graph.Node, lossType Type) *graph.Node {
 	m := StopGradient(mask)
 	if entropyMask != nil {
 		m = Mul(m, entropyMask)
 	}
-	sum := ReduceAllSum(Mul(entropy, m))
-	if !lossType.GlobalTokens() {
-		sum = Div(sum, MaxScalar(ReduceAllSum(m), 1.0))
-	}
+	sum := Div(ReduceAllSum(Mul(entropy, m)), MaxScalar(ReduceAllSum(m), 1.0))
 	return Mul(sum, scale)
 }
 
-// EntropyScale returns the scale EntropyBonus multiplies by for lossType
-// under normalizers n.
+// EntropyScale returns the scale EntropyBonus multiplies by under
+// normalizers n: 1/micro-batches per step, for every loss type.
 func EntropyScale(lossType Type, n StepNormalizers) float32 {
-	if lossType.GlobalTokens() {
-		return float32(1 / float64(max(1, n.Tokens)))
-	}
 	return float32(1 / float64(max(1, n.MicroBatch)))
 }
 
@@ -270,9 +266,13 @@ type StepNormalizers struct {
 	// MaxCompletionLength is the config value (Dr. GRPO's constant).
 	MaxCompletionLength int
 	// Columns is the completion length TRL pads to (the longest completion
-	// of the generation batch); luspo averages over Rows × Columns entries.
-	// 0 means the micro-batch's own width.
+	// of the generation batch). 0 means the micro-batch's own width.
 	Columns int
+	// StepShare is GradientAccumulationSteps / StepsPerGeneration: TRL
+	// 1.16 multiplies the dapo/cispo/vespo normalizer Tokens by it, so
+	// that an optimizer step's loss is its tokens' mean when a generation
+	// batch spans several steps. 0 means 1.
+	StepShare float64
 }
 
 // TokenWeights returns, for one micro-batch with loss mask m (rows × C, 0 or
@@ -294,19 +294,6 @@ func TokenWeights(mask [][]float32, lossType Type, n StepNormalizers) [][]float3
 			rowTokens += float64(v)
 		}
 		w[b] = make([]float32, len(row))
-		if lossType == LUSPO {
-			// TRL multiplies by the row length and averages over every
-			// entry, padding included (its KL there counts too).
-			cols := n.Columns
-			if cols <= 0 {
-				cols = len(row)
-			}
-			scale := rowTokens / float64(max(1, n.Rows)*cols)
-			for t := range row[:min(cols, len(row))] {
-				w[b][t] = float32(scale)
-			}
-			continue
-		}
 		var scale float64
 		switch lossType {
 		case GRPO, SAPO:
@@ -315,8 +302,15 @@ func TokenWeights(mask [][]float32, lossType Type, n StepNormalizers) [][]float3
 			scale = 1 / (max(1, microTokens) * float64(max(1, n.MicroBatch)))
 		case DrGRPO:
 			scale = 1 / float64(max(1, n.Rows)*max(1, n.MaxCompletionLength))
+		case LUSPO:
+			// TRL 1.16: the masked sum of each row, averaged over rows.
+			scale = 1 / float64(max(1, n.Rows))
 		case DAPO, CISPO, VESPO:
-			scale = 1 / float64(max(1, n.Tokens))
+			share := n.StepShare
+			if share <= 0 {
+				share = 1
+			}
+			scale = 1 / (float64(max(1, n.Tokens)) * share)
 		}
 		for t, v := range row {
 			w[b][t] = float32(float64(v) * scale)

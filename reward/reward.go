@@ -68,7 +68,7 @@ const notApplicable = 0x7ff8_4e41_4e41_0001
 // NotApplicable returns the score a reward gives a sample it does not
 // apply to (TRL's None): the reward is then left out for that sample, not
 // scored 0. The weighted total sums the rewards that applied, the
-// advantages leave it out as TRL 1.10 does, and the reward's logged mean
+// advantages leave it out as TRL 1.16 does, and the reward's logged mean
 // and std are over the samples it applied to. A sample no reward applied
 // to is unscorable, as in TRL: its total here is 0, but the trainer leaves
 // it out of the baselines and the logged reward, gives it advantage 0 and

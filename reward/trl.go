@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// TRL's built-in rewards (trl.rewards, TRL 1.10), with TRL's semantics.
+// TRL's built-in rewards (trl.rewards, TRL 1.16), with TRL's semantics.
 // The token-based ones read Sample.CompletionIDs, which the trainer fills
 // as TRL's completion_ids (the EOS token included when generation stopped
 // on it); on a Sample without tokens they return NaN, which an Evaluator

@@ -2,15 +2,14 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/internal/trlkeys"
 )
 
 // commandDefaults are the settings in which grpokit train's defaults
-// differ from grpo.DefaultConfig() (TRL 1.10's GRPOConfig defaults), each
+// differ from grpo.DefaultConfig() (TRL 1.16's GRPOConfig defaults), each
 // with the value the command uses; docs/trl.md and docs/reliability.md say
 // why. Every other setting must be the library's (and so TRL's).
 var commandDefaults = map[string]any{
@@ -56,20 +55,14 @@ func show(t *testing.T, v any) string {
 }
 
 // TestCommandModelDefaultsAreTRLs: the model section's LoRA and
-// quantization defaults are TRL 1.10 ModelConfig's (the table in
-// internal/trlkeys/testdata, copied from TRL's source), but for
+// quantization defaults are TRL 1.16 ModelConfig's (introspected from the
+// installed TRL by internal/trlref/keys.py), but for
 // lora_dropout, which is 0 because gradient checkpointing (on by default)
 // recomputes the forward pass and cannot replay a dropout mask.
 func TestCommandModelDefaultsAreTRLs(t *testing.T) {
-	b, err := os.ReadFile("../../internal/trlkeys/testdata/trl-1.10-model-keys.tsv")
-	if err != nil {
-		t.Fatal(err)
-	}
 	trl := map[string]string{}
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, "\t"); ok && !strings.HasPrefix(k, "#") {
-			trl[k] = v
-		}
+	for _, f := range trlkeys.ModelConfigFields() {
+		trl[f.Name] = f.Default
 	}
 	m := defaultRunConfig().Model
 	alpha := m.LoraAlpha

@@ -292,7 +292,7 @@ func run(ctx context.Context, cfg config) error {
 	gc.ScaleRewards = loss.ScaleRewards(cfg.Scale)
 	gc.EntropyCoef = cfg.Entropy
 	gc.DropZeroStdGroups = cfg.DropTied
-	gc.WarmupSteps = min(20, cfg.Steps/10)
+	gc.WarmupSteps = float64(min(20, cfg.Steps/10))
 	trainer, err := grpo.NewTrainer(policy, gc, poker.Rewards()...)
 	if err != nil {
 		return fmt.Errorf("poker: %w", err)

@@ -11,7 +11,7 @@ import (
 	"github.com/grpokit/grpokit/internal/trlkeys"
 )
 
-// parityExceptions are TRL 1.10 GRPOConfig fields whose default here is
+// parityExceptions are TRL 1.16 GRPOConfig fields whose default here is
 // not TRL's, each with the reason. Every other field must have TRL's
 // default: in grpo.DefaultConfig() when it is a Config setting, else in
 // the answer trlkeys gives for it.
@@ -24,19 +24,19 @@ var parityExceptions = map[string]string{
 // zero value here, documented as the same meaning on the Config field.
 var unsetIsZero = map[string]bool{
 	"output_dir": true, "epsilon_high": true, "eval_steps": true, "generation_batch_size": true, "min_p": true,
-	"num_generations_eval": true, "save_total_limit": true, "steps_per_generation": true, "warmup_ratio": true,
+	"num_generations_eval": true, "save_total_limit": true, "steps_per_generation": true,
 	"max_steps":                   true, // TRL's -1: no limit; grpokit's 0
 	"max_tool_calling_iterations": true, // TRL's None and grpokit's 0: no bound
 }
 
-// TestTRLDefaultsParity compares TRL 1.10's GRPOConfig fields and
-// defaults (testdata, taken from TRL's source) with grpo.DefaultConfig()
+// TestTRLDefaultsParity compares TRL 1.16's GRPOConfig fields and
+// defaults (testdata, introspected from the installed TRL by internal/trlref/keys.py) with grpo.DefaultConfig()
 // and trlkeys' answers: a field with another default, or with no answer,
 // fails unless parityExceptions says why.
 func TestTRLDefaultsParity(t *testing.T) {
 	ours := defaults(t)
 	fields := strictcfg.Fields(reflect.TypeFor[grpo.Config]())
-	trl := readKeys(t, "trl-1.10-grpo-keys.tsv")
+	trl := readKeys(t, false)
 	keys := make([]string, 0, len(trl))
 	for k := range trl {
 		keys = append(keys, k)
@@ -64,7 +64,7 @@ func TestTRLDefaultsParity(t *testing.T) {
 		if _, ok := parityExceptions[k]; ok {
 			continue
 		}
-		t.Errorf("TRL 1.10's %s: default %s, grpokit's %s", k, want, got)
+		t.Errorf("TRL 1.16's %s: default %s, grpokit's %s", k, want, got)
 	}
 }
 

@@ -9,42 +9,116 @@
 // that asks for what grpokit does not do is an error that says so and
 // names grpokit's way, where there is one.
 //
-// The keys and defaults are those of TRL 1.10 (trl/trainer/grpo_config.py,
-// model_config.py) and transformers' training_args.py of the same time.
+// The keys, their types and defaults are not typed here: they are read
+// from testdata/trl-grpo-config.tsv, trl-model-config.tsv and
+// peft-lora-config.tsv, which internal/trlref/keys.py writes by
+// introspecting the installed TRL 1.16.0 (GRPOConfig with transformers
+// 5.24.0's TrainingArguments, and ModelConfig) and peft 0.21.2
+// (LoraConfig, for package lora). This package holds only the answer to
+// each key.
 package trlkeys
 
 import (
+	"bufio"
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 )
 
-// rule is what grpokit makes of one TRL key.
+// The TRL fields, as internal/trlref/keys.py writes them.
+var (
+	//go:embed testdata/trl-grpo-config.tsv
+	grpoTSV string
+	//go:embed testdata/trl-model-config.tsv
+	modelTSV string
+	//go:embed testdata/peft-lora-config.tsv
+	loraTSV string
+)
+
+// Field is one field of a TRL config dataclass: its name, its Python type
+// and its default as JSON.
+type Field struct {
+	Name, Type, Default string
+}
+
+// parseTSV reads the lines `name TAB type TAB default` of a keys file.
+func parseTSV(data string) []Field {
+	var out []Field
+	sc := bufio.NewScanner(strings.NewReader(data))
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		parts := strings.SplitN(line, "\t", 3)
+		if len(parts) != 3 {
+			panic(fmt.Sprintf("trlkeys: bad keys line %q", line)) // an embedded-file error
+		}
+		out = append(out, Field{Name: parts[0], Type: parts[1], Default: parts[2]})
+	}
+	return out
+}
+
+var (
+	grpoFields  = parseTSV(grpoTSV)
+	modelFields = parseTSV(modelTSV)
+	loraFields  = parseTSV(loraTSV)
+	grpoDefault = defaults(grpoFields)
+	modelDef    = defaults(modelFields)
+)
+
+func defaults(fs []Field) map[string]string {
+	m := make(map[string]string, len(fs))
+	for _, f := range fs {
+		m[f.Name] = f.Default
+	}
+	return m
+}
+
+// GRPOConfigFields returns TRL's GRPOConfig fields (TrainingArguments'
+// included) with their types and defaults, in declaration order.
+func GRPOConfigFields() []Field { return append([]Field(nil), grpoFields...) }
+
+// ModelConfigFields returns TRL's ModelConfig fields with their types and
+// defaults, in declaration order.
+func ModelConfigFields() []Field { return append([]Field(nil), modelFields...) }
+
+// LoraConfigFields returns peft's LoraConfig fields (the keys of an
+// adapter_config.json) with their types and defaults, in declaration
+// order.
+func LoraConfigFields() []Field { return append([]Field(nil), loraFields...) }
+
+// rule is what grpokit makes of one TRL key. Its default (def, JSON) is
+// TRL's, filled in from the keys files; a value equal to it is accepted
+// silently.
 type rule struct {
-	def string // TRL's default, as JSON; accepted silently
+	def string
 	// anyValue: every value is accepted (the key has no effect here), with
 	// a note when it is not def. Otherwise only def and also are accepted.
-	anyValue bool
-	also     []string // other accepted values, as JSON
-	why      string
+	anyValue  bool
+	also      []string // other accepted values, as JSON
+	why       string
+	elsewhere bool // the key belongs in another place of the config
 }
 
 // inert accepts any value of a key that has no effect here.
-func inert(def, why string) rule { return rule{def: def, anyValue: true, why: why} }
+func inert(why string) rule { return rule{anyValue: true, why: why} }
 
 // only accepts TRL's default (and also) of a key grpokit cannot honour.
-func only(def, why string, also ...string) rule { return rule{def: def, also: also, why: why} }
+func only(why string, also ...string) rule { return rule{also: also, why: why} }
 
 // elsewhere refuses a key that belongs in another place of the config.
-func elsewhere(why string) rule { return rule{why: why} }
+func elsewhere(why string) rule { return rule{why: why, elsewhere: true} }
 
-// inertKeys is inert(def, why) for each key.
-func inertKeys(def, why string, keys ...string) map[string]rule {
+// inertKeys is inert(why) for each key.
+func inertKeys(why string, keys ...string) map[string]rule {
 	m := map[string]rule{}
 	for _, k := range keys {
-		m[k] = inert(def, why)
+		m[k] = inert(why)
 	}
 	return m
 }
@@ -62,97 +136,102 @@ const (
 
 // grpo are GRPOConfig's keys that grpo.Config has no field for.
 var grpo = map[string]rule{
-	"model_init_kwargs":                       only("null", "model loading options: grpokit's model section (dtype, load_in_4bit, load_in_8bit) or model.Options set them"),
-	"trust_remote_code":                       inert("false", "grpokit runs no code from a checkpoint: its own decoders (llama, qwen2, qwen3, gemma3) load the weights"),
-	"router_aux_loss_coef":                    inert("0.001", "mixture-of-experts models do not load here"),
-	"disable_dropout":                         inert("false", "grpokit's decoders apply no dropout; LoRA's is lora_dropout (TRL's disable_dropout also zeroes it: set model.lora_dropout: 0)"),
-	"cast_lm_head_to_fp32":                    only("false", "under bfloat16 compute the LM head's product is bfloat16, its logits and log-softmax then float32, as transformers without this flag; for a float32 head compute in float32 (bf16: false)"),
-	"remove_unused_columns":                   inert("false", "every column besides the prompt and the answer reaches the rewards as Example.Meta"),
-	"ds3_gather_for_generation":               inert("true", "a DeepSpeed ZeRO-3 setting; "+whyOneProcess),
-	"pad_to_multiple_of":                      inert("null", "batches are padded to a few fixed lengths per octave"),
-	"chat_template_kwargs":                    only("null", "in Go, set grpo.LMPolicyOptions.ChatOptions.Vars (grpokit's config takes chat_template_kwargs)"),
-	"cache_implementation":                    inert("null", "generation uses grpokit's own KV cache"),
-	"use_vllm":                                only("false", whyVLLM),
-	"log_multimodal":                          inert("true", "log_completions writes every rollout to output_dir/rollouts.jsonl"),
-	"log_completions_hub_repo":                only("null", whyHub),
-	"use_transformers_continuous_batching":    inert("false", whyVLLM),
-	"transformers_continuous_batching_config": inert("null", whyVLLM),
-	"use_transformers_paged":                  inert("false", whyVLLM),
+	"model_init_kwargs":                       only("model loading options: grpokit's model section (dtype, load_in_4bit, load_in_8bit) or model.Options set them"),
+	"trust_remote_code":                       inert("grpokit runs no code from a checkpoint: its own decoders (llama, qwen2, qwen3, gemma3) load the weights"),
+	"router_aux_loss_coef":                    inert("mixture-of-experts models do not load here"),
+	"disable_dropout":                         inert("grpokit's decoders apply no dropout; LoRA's is lora_dropout (TRL's disable_dropout also zeroes it: set model.lora_dropout: 0)"),
+	"cast_lm_head_to_fp32":                    only("under bfloat16 compute the LM head's product is bfloat16, its logits and log-softmax then float32, as transformers without this flag; for a float32 head compute in float32 (bf16: false)"),
+	"remove_unused_columns":                   inert("every column besides the prompt and the answer reaches the rewards as Example.Meta"),
+	"ds3_gather_for_generation":               inert("a DeepSpeed ZeRO-3 setting; " + whyOneProcess),
+	"pad_to_multiple_of":                      inert("batches are padded to a few fixed lengths per octave"),
+	"chat_template_kwargs":                    only("in Go, set grpo.LMPolicyOptions.ChatOptions.Vars (grpokit's config takes chat_template_kwargs)"),
+	"cache_implementation":                    inert("generation uses grpokit's own KV cache"),
+	"use_vllm":                                only(whyVLLM),
+	"log_multimodal":                          inert("log_completions writes every rollout to output_dir/rollouts.jsonl"),
+	"log_completions_hub_repo":                only(whyHub),
+	"use_transformers_continuous_batching":    inert(whyVLLM),
+	"transformers_continuous_batching_config": inert(whyVLLM),
+	"use_transformers_paged":                  inert(whyVLLM),
 }
 
 // training are TrainingArguments' keys that grpo.Config has no field for.
 var training = map[string]rule{
-	"lr_scheduler_kwargs":    only("null", "the schedules of lr_scheduler_type take no extra arguments here"),
-	"optim":                  only(`"adamw_torch"`, whyOptim, `"adamw_torch_fused"`, `"adamw_hf"`),
-	"optim_args":             only("null", whyOptim),
-	"optim_target_modules":   only("null", whyOptim),
-	"label_smoothing_factor": only("0", "the GRPO loss has no label smoothing"),
+	"lr_scheduler_kwargs":    only("the schedules of lr_scheduler_type take no extra arguments here"),
+	"optim":                  only(whyOptim, `"adamw_torch"`, `"adamw_hf"`),
+	"optim_args":             only(whyOptim),
+	"optim_target_modules":   only(whyOptim),
+	"label_smoothing_factor": only("the GRPO loss has no label smoothing"),
 	// GRPOConfig's default is true; "false" here, the library's float32
 	// default, so that bf16: true, which a user may expect to switch bf16
 	// on in grpo.DecodeConfig, gets the note (TestTRLDefaultsParity lists
 	// the exception).
-	"bf16":                          inert("false", "the model's compute dtype is model.Options.Compute (grpokit train reads bf16 and model.dtype: bfloat16 by default on XLA, float32 on the pure-Go backend); trainable weights are float32 masters, as under bf16 mixed precision"),
-	"fp16":                          only("false", "float16 is not supported: use the model section's dtype: bfloat16"),
-	"bf16_full_eval":                inert("false", "evaluation computes in the model's dtype"),
-	"fp16_full_eval":                only("false", "float16 is not supported: use the model section's dtype: bfloat16"),
-	"tf32":                          inert("null", "a CUDA matmul mode; grpokit's backends choose their own precision"),
-	"gradient_checkpointing_kwargs": inert("null", "gradient_checkpointing recomputes each decoder layer here"),
-	"torch_compile":                 inert("false", "every graph is compiled here (GoMLX)"),
-	"torch_compile_backend":         inert("null", "every graph is compiled here (GoMLX)"),
-	"torch_compile_mode":            inert("null", "every graph is compiled here (GoMLX)"),
-	"use_liger_kernel":              inert("false", "the logits and the loss are computed in chunks here (logits_chunk_size)"),
-	"liger_kernel_config":           inert("null", "the logits and the loss are computed in chunks here (logits_chunk_size)"),
-	"use_cache":                     inert("false", "generation always uses a KV cache; training needs none"),
-	"neftune_noise_alpha":           only("null", "NEFTune noise is not implemented"),
-	"torch_empty_cache_steps":       inert("null", "a CUDA allocator setting; the memory plan sets a Go memory limit here"),
-	"auto_find_batch_size":          only("false", "the memory plan printed before step 0 stops a run that cannot fit and names what to lower"),
-	"logging_strategy":              only(`"steps"`, "progress is logged every logging_steps steps (metrics.jsonl gets every step)"),
-	"logging_nan_inf_filter":        inert("true", "non-finite steps are skipped and counted (max_nonfinite_steps)"),
-	"include_num_input_tokens_seen": inert(`"no"`, "metrics.jsonl has num_tokens"),
-	"report_to":                     inert(`"none"`, whyPlumbing),
-	"eval_delay":                    only("0", "eval_strategy and eval_steps set when evaluation runs"),
-	"save_only_model":               inert("false", "checkpoints always hold the optimizer state, so every run resumes exactly"),
-	"save_strategy":                 only(`"steps"`, "checkpoints are saved every save_steps steps and save_minutes minutes"),
-	"push_to_hub":                   only("false", whyHub),
-	"load_best_model_at_end":        only("false", "the final weights are the last step's"),
-	"ignore_data_skip":              inert("false", "a resumed run continues the data order exactly"),
-	"full_determinism":              inert("false", "runs are deterministic for a seed already (a resumed run is bit-exact)"),
-	"data_seed":                     only("null", "seed orders the data"),
-	"use_cpu":                       inert("false", "GOMLX_BACKEND (grpokit's backend:) chooses where the graphs run"),
-	"train_sampling_strategy":       inert(`"random"`, "shuffle_dataset orders the data"),
-	"resume_from_checkpoint":        only("null", "grpokit train -resume (resume: true), or grpo.Trainer.Resume, continues a run"),
+	"bf16":                               {def: "false", anyValue: true, why: "the model's compute dtype is model.Options.Compute (grpokit train reads bf16 and model.dtype: bfloat16 by default on XLA, float32 on the pure-Go backend); trainable weights are float32 masters, as under bf16 mixed precision"},
+	"fp16":                               only("float16 is not supported: use the model section's dtype: bfloat16"),
+	"bf16_full_eval":                     inert("evaluation computes in the model's dtype"),
+	"fp16_full_eval":                     only("float16 is not supported: use the model section's dtype: bfloat16"),
+	"tf32":                               inert("a CUDA matmul mode; grpokit's backends choose their own precision"),
+	"gradient_checkpointing_kwargs":      inert("gradient_checkpointing recomputes each decoder layer here"),
+	"torch_compile":                      inert("every graph is compiled here (GoMLX)"),
+	"torch_compile_backend":              inert("every graph is compiled here (GoMLX)"),
+	"torch_compile_mode":                 inert("every graph is compiled here (GoMLX)"),
+	"use_liger_kernel":                   inert("the logits and the loss are computed in chunks here (logits_chunk_size)"),
+	"liger_kernel_config":                inert("the logits and the loss are computed in chunks here (logits_chunk_size)"),
+	"use_cache":                          inert("generation always uses a KV cache; training needs none"),
+	"neftune_noise_alpha":                only("NEFTune noise is not implemented"),
+	"torch_empty_cache_steps":            inert("a CUDA allocator setting; the memory plan sets a Go memory limit here"),
+	"auto_find_batch_size":               only("the memory plan printed before step 0 stops a run that cannot fit and names what to lower"),
+	"logging_strategy":                   only("progress is logged every logging_steps steps (metrics.jsonl gets every step)"),
+	"logging_nan_inf_filter":             inert("non-finite steps are skipped and counted (max_nonfinite_steps)"),
+	"include_num_input_tokens_seen":      inert("metrics.jsonl has num_tokens"),
+	"report_to":                          inert(whyPlumbing),
+	"eval_delay":                         only("eval_strategy and eval_steps set when evaluation runs"),
+	"save_only_model":                    inert("checkpoints always hold the optimizer state, so every run resumes exactly"),
+	"save_strategy":                      only("checkpoints are saved every save_steps steps and save_minutes minutes"),
+	"push_to_hub":                        only(whyHub),
+	"load_best_model_at_end":             only("the final weights are the last step's"),
+	"ignore_data_skip":                   inert("a resumed run continues the data order exactly"),
+	"full_determinism":                   inert("runs are deterministic for a seed already (a resumed run is bit-exact)"),
+	"data_seed":                          only("seed orders the data"),
+	"use_cpu":                            inert("GOMLX_BACKEND (grpokit's backend:) chooses where the graphs run"),
+	"train_sampling_strategy":            inert("shuffle_dataset orders the data"),
+	"activation_checkpointing":           only("transformers 5's new name for gradient_checkpointing, which grpokit reads: set gradient_checkpointing"),
+	"activation_checkpointing_kwargs":    inert("gradient_checkpointing recomputes each decoder layer here"),
+	"dataloader_in_order":                inert("the data is read into memory whole"),
+	"dataloader_multiprocessing_context": inert("the data is read into memory whole"),
+	"ddp_static_graph":                   inert(whyOneProcess),
+	"resume_from_checkpoint":             only("grpokit train -resume (resume: true), or grpo.Trainer.Resume, continues a run"),
 }
 
 func init() {
 	for _, set := range []map[string]rule{
-		inertKeys("null", whyOnlyVLLM, "vllm_structured_outputs_regex", "vllm_server_base_url", "vllm_max_model_length",
+		inertKeys(whyOnlyVLLM, "vllm_structured_outputs_regex", "vllm_server_base_url", "vllm_max_model_length",
 			"vllm_importance_sampling_clip_min", "vllm_importance_sampling_cap"),
-		{"vllm_mode": inert(`"colocate"`, whyOnlyVLLM), "vllm_model_impl": inert(`"vllm"`, whyOnlyVLLM),
-			"vllm_enable_sleep_mode": inert("false", whyOnlyVLLM), "vllm_server_host": inert(`"0.0.0.0"`, whyOnlyVLLM),
-			"vllm_server_port": inert("8000", whyOnlyVLLM), "vllm_server_timeout": inert("240", whyOnlyVLLM),
-			"vllm_group_port": inert("51216", whyOnlyVLLM), "vllm_gpu_memory_utilization": inert("0.3", whyOnlyVLLM),
-			"vllm_tensor_parallel_size": inert("1", whyOnlyVLLM), "vllm_importance_sampling_correction": inert("true", whyOnlyVLLM),
-			"vllm_importance_sampling_mode": inert(`"sequence_mask"`, whyOnlyVLLM), "vllm_importance_sampling_clip_max": inert("3", whyOnlyVLLM)},
-		inertKeys("null", "used only with push_to_hub", "hub_token", "hub_private_repo", "hub_model_id", "hub_revision"),
-		{"hub_strategy": inert(`"every_save"`, "used only with push_to_hub"), "hub_always_push": inert("false", "used only with push_to_hub")},
-		inertKeys("null", "used only with load_best_model_at_end", "metric_for_best_model", "greater_is_better"),
-		inertKeys("null", whyPlumbing, "run_name", "logging_dir", "disable_tqdm"),
-		{"logging_first_step": inert("false", whyPlumbing), "log_on_each_node": inert("true", whyOneProcess),
-			"log_level": inert(`"passive"`, whyPlumbing), "log_level_replica": inert(`"warning"`, whyPlumbing),
-			"project": inert(`"huggingface"`, whyPlumbing), "trackio_space_id": inert(`"trackio"`, whyPlumbing),
-			"skip_memory_metrics": inert("true", "every run prints its memory plan before step 0"),
-			"save_on_each_node":   inert("false", whyOneProcess), "enable_jit_checkpoint": inert("false", "checkpoints are saved every save_steps steps and save_minutes minutes, and on Ctrl-C"),
-			"restore_callback_states_from_checkpoint": inert("false", "grpokit has no callbacks"),
-			"average_tokens_across_devices":           inert("true", whyOneProcess), "local_rank": inert("-1", whyOneProcess),
-			"ddp_timeout": inert("1800", whyOneProcess), "debug": inert(`""`, whyOneProcess),
-			"dataloader_drop_last": inert("false", "the data is read into memory whole"), "dataloader_num_workers": inert("0", "the data is read into memory whole"),
-			"dataloader_pin_memory": inert("true", "the data is read into memory whole"), "dataloader_persistent_workers": inert("false", "the data is read into memory whole"),
-			"length_column_name": inert(`"length"`, "the data is read into memory whole"), "include_for_metrics": inert("[]", "evaluation reports the rewards' means"),
-			"per_device_eval_batch_size": inert("8", "evaluation generates in generation batches"), "prediction_loss_only": inert("false", "evaluation reports the rewards' means"),
-			"eval_on_start": inert("false", "grpokit train evaluates before and after training (eval.n)"), "eval_do_concat_batches": inert("true", "evaluation reports the rewards' means"),
-			"eval_use_gather_object": inert("false", whyOneProcess), "batch_eval_metrics": inert("false", "evaluation reports the rewards' means"),
-			"do_train": inert("false", "grpokit train trains"), "do_eval": inert("false", "grpokit train evaluates when eval.n > 0"), "do_predict": inert("false", "grpokit generate predicts")},
-		inertKeys("null", whyOneProcess, "accelerator_config", "parallelism_config", "ddp_find_unused_parameters", "ddp_bucket_cap_mb",
+		{"vllm_mode": inert(whyOnlyVLLM), "vllm_model_impl": inert(whyOnlyVLLM),
+			"vllm_enable_sleep_mode": inert(whyOnlyVLLM), "vllm_server_host": inert(whyOnlyVLLM),
+			"vllm_server_port": inert(whyOnlyVLLM), "vllm_server_timeout": inert(whyOnlyVLLM),
+			"vllm_group_port": inert(whyOnlyVLLM), "vllm_gpu_memory_utilization": inert(whyOnlyVLLM),
+			"vllm_tensor_parallel_size": inert(whyOnlyVLLM), "vllm_importance_sampling_correction": inert(whyOnlyVLLM),
+			"vllm_importance_sampling_mode": inert(whyOnlyVLLM), "vllm_importance_sampling_clip_max": inert(whyOnlyVLLM)},
+		inertKeys("used only with push_to_hub", "hub_token", "hub_private_repo", "hub_model_id", "hub_revision"),
+		{"hub_strategy": inert("used only with push_to_hub"), "hub_always_push": inert("used only with push_to_hub")},
+		inertKeys("used only with load_best_model_at_end", "metric_for_best_model", "greater_is_better"),
+		inertKeys(whyPlumbing, "run_name", "disable_tqdm"),
+		{"logging_first_step": inert(whyPlumbing), "log_on_each_node": inert(whyOneProcess),
+			"log_level": inert(whyPlumbing), "log_level_replica": inert(whyPlumbing),
+			"project": inert(whyPlumbing), "trackio_space_id": inert(whyPlumbing), "trackio_bucket_id": inert(whyPlumbing), "trackio_static_space_id": inert(whyPlumbing),
+			"skip_memory_metrics": inert("every run prints its memory plan before step 0"),
+			"save_on_each_node":   inert(whyOneProcess), "enable_jit_checkpoint": inert("checkpoints are saved every save_steps steps and save_minutes minutes, and on Ctrl-C"),
+			"restore_callback_states_from_checkpoint": inert("grpokit has no callbacks"),
+			"average_tokens_across_devices":           inert(whyOneProcess), "local_rank": inert(whyOneProcess),
+			"ddp_timeout": inert(whyOneProcess), "debug": inert(whyOneProcess),
+			"dataloader_drop_last": inert("the data is read into memory whole"), "dataloader_num_workers": inert("the data is read into memory whole"),
+			"dataloader_pin_memory": inert("the data is read into memory whole"), "dataloader_persistent_workers": inert("the data is read into memory whole"),
+			"length_column_name": inert("the data is read into memory whole"), "include_for_metrics": inert("evaluation reports the rewards' means"),
+			"per_device_eval_batch_size": inert("evaluation generates in generation batches"), "prediction_loss_only": inert("evaluation reports the rewards' means"),
+			"eval_on_start": inert("grpokit train evaluates before and after training (eval.n)"), "eval_do_concat_batches": inert("evaluation reports the rewards' means"),
+			"eval_use_gather_object": inert(whyOneProcess), "batch_eval_metrics": inert("evaluation reports the rewards' means"),
+			"do_train": inert("grpokit train trains"), "do_eval": inert("grpokit train evaluates when eval.n > 0"), "do_predict": inert("grpokit generate predicts")},
+		inertKeys(whyOneProcess, "accelerator_config", "parallelism_config", "ddp_find_unused_parameters", "ddp_bucket_cap_mb",
 			"ddp_broadcast_buffers", "ddp_backend", "fsdp", "fsdp_config", "deepspeed", "dataloader_prefetch_factor", "label_names", "eval_accumulation_steps"),
 	} {
 		for k, r := range set {
@@ -164,14 +243,15 @@ func init() {
 // model are TRL's ModelConfig keys that grpokit's model section has no
 // field for (keys under "model.").
 var model = map[string]rule{
-	"model_revision":         inert(`"main"`, "the folder given is what loads"),
-	"attn_implementation":    inert("null", "grpokit's decoders have their own attention"),
-	"trust_remote_code":      inert("false", "grpokit runs no code from a checkpoint: its own decoders (llama, qwen2, qwen3, gemma3) load the weights"),
-	"lora_target_parameters": only("null", "LoRA adapts the linear modules of lora_target_modules"),
-	"lora_modules_to_save":   only("null", "only the LoRA matrices train (use full fine-tuning to train other weights)"),
-	"lora_task_type":         only(`"CAUSAL_LM"`, "grpokit trains causal language models"),
-	"use_dora":               only("false", "DoRA is not implemented"),
-	"bnb_4bit_quant_storage": inert("null", "NF4 codes are held packed, two a byte"),
+	"model_revision":      inert("the folder given is what loads"),
+	"attn_implementation": inert("grpokit's decoders have their own attention"),
+	// Not a ModelConfig field (GRPOConfig's), accepted here too.
+	"trust_remote_code":      {def: "false", anyValue: true, why: "grpokit runs no code from a checkpoint: its own decoders (llama, qwen2, qwen3, gemma3) load the weights"},
+	"lora_target_parameters": only("LoRA adapts the linear modules of lora_target_modules"),
+	"lora_modules_to_save":   only("only the LoRA matrices train (use full fine-tuning to train other weights)"),
+	"lora_task_type":         only("grpokit trains causal language models"),
+	"use_dora":               only("DoRA is not implemented"),
+	"bnb_4bit_quant_storage": inert("NF4 codes are held packed, two a byte"),
 }
 
 // topLevel are keys of the other parts of a `trl grpo` config file, which
@@ -188,12 +268,62 @@ var topLevel = map[string]rule{
 }
 
 func init() {
-	for _, k := range []string{"model_name_or_path", "dtype", "torch_dtype", "use_peft", "lora_r", "lora_alpha", "lora_dropout",
-		"lora_target_modules", "use_rslora", "load_in_4bit", "load_in_8bit", "bnb_4bit_quant_type", "use_bnb_nested_quant",
-		"model_revision", "attn_implementation", "lora_target_parameters", "lora_modules_to_save", "lora_task_type", "use_dora",
-		"bnb_4bit_quant_storage"} {
-		topLevel[k] = elsewhere(whyModelSect)
+	// ModelConfig's keys at the top level (and torch_dtype, dtype's old
+	// name) say where they go.
+	topLevel["torch_dtype"] = elsewhere(whyModelSect)
+	for _, f := range modelFields {
+		topLevel[f.Name] = elsewhere(whyModelSect)
 	}
+	// Every answer's default is TRL's, from the keys files.
+	fill := func(table map[string]rule, defs map[string]string) {
+		for k, r := range table {
+			if d, ok := defs[k]; ok && r.def == "" && !r.elsewhere {
+				r.def = d
+				table[k] = r
+			}
+		}
+	}
+	fill(grpo, grpoDefault)
+	fill(training, grpoDefault)
+	fill(model, modelDef)
+}
+
+// Unanswered returns the TRL fields that neither have an answer here nor
+// are in settings (the JSON names of grpokit's own config fields): a
+// GRPOConfig key when model is false, a ModelConfig key when it is true.
+// It also returns the answered keys that are not TRL fields and carry no
+// default of their own (a key TRL has dropped). Both lists are sorted.
+func Unanswered(settings map[string]bool, modelKeys bool) (missing, stale []string) {
+	fs, tables := grpoFields, []map[string]rule{grpo, training}
+	if modelKeys {
+		fs, tables = modelFields, []map[string]rule{model}
+	}
+	known := map[string]bool{}
+	for _, f := range fs {
+		known[f.Name] = true
+		if settings[f.Name] {
+			continue
+		}
+		answered := false
+		for _, t := range tables {
+			if _, ok := t[f.Name]; ok {
+				answered = true
+			}
+		}
+		if !answered {
+			missing = append(missing, f.Name)
+		}
+	}
+	for _, t := range tables {
+		for k, r := range t {
+			if !known[k] && r.def == "" {
+				stale = append(stale, k)
+			}
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(stale)
+	return missing, stale
 }
 
 // Check answers for a key that grpokit's config struct has no field for:
@@ -207,7 +337,7 @@ func Check(path string, v any) (known bool, note string, err error) {
 	if !ok {
 		return false, "", nil
 	}
-	if r.def == "" { // a key that belongs elsewhere
+	if r.elsewhere {
 		return true, "", fmt.Errorf("TRL's %q: %s", path, r.why)
 	}
 	if equal(v, r.def) {
@@ -279,7 +409,7 @@ func show(v any) string {
 // whether the key has one: a key that belongs elsewhere has none.
 func Default(path string) (string, bool) {
 	r, ok := lookup(path)
-	return r.def, ok && r.def != ""
+	return r.def, ok && !r.elsewhere
 }
 
 // lookup returns the rule of path: a "model." key from the model table,

@@ -1,10 +1,10 @@
 package trlkeys_test
 
 import (
-	"bufio"
 	"encoding/json"
-	"os"
 	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -13,42 +13,84 @@ import (
 	"github.com/grpokit/grpokit/internal/trlkeys"
 )
 
-// readKeys reads a testdata file of TRL's fields (copied from TRL's and
-// transformers' sources): key → default, as JSON.
-func readKeys(t *testing.T, name string) map[string]any {
+// readKeys returns TRL 1.16's fields (GRPOConfig, or ModelConfig with
+// model): key → default, as JSON values (testdata, written by
+// internal/trlref/keys.py from the installed TRL).
+func readKeys(t *testing.T, model bool) map[string]any {
 	t.Helper()
-	f, err := os.Open("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
+	fs := trlkeys.GRPOConfigFields()
+	if model {
+		fs = trlkeys.ModelConfigFields()
 	}
-	defer f.Close()
 	keys := map[string]any{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		k, lit, _ := strings.Cut(line, "\t")
-		dec := json.NewDecoder(strings.NewReader(lit))
+	for _, f := range fs {
+		dec := json.NewDecoder(strings.NewReader(f.Default))
 		dec.UseNumber()
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			t.Fatalf("%s: %s: %v", name, line, err)
+			t.Fatalf("%s: %s: %v", f.Name, f.Default, err)
 		}
-		keys[k] = v
+		keys[f.Name] = v
 	}
 	if len(keys) < 15 {
-		t.Fatalf("%s: %d keys", name, len(keys))
+		t.Fatalf("%d keys", len(keys))
 	}
 	return keys
+}
+
+// Every TRL field is a grpo.Config setting or has an answer here, and no
+// answer is left for a key TRL no longer has.
+func TestEveryFieldHasAnAnswer(t *testing.T) {
+	settings := map[string]bool{}
+	for k := range strictcfg.Fields(reflect.TypeFor[grpo.Config]()) {
+		settings[k] = true
+	}
+	for _, model := range []bool{false, true} {
+		s := settings
+		if model {
+			s = map[string]bool{}
+			for _, k := range []string{"model_name_or_path", "dtype", "use_peft", "lora_r", "lora_alpha", "lora_dropout",
+				"lora_target_modules", "use_rslora", "load_in_4bit", "load_in_8bit", "bnb_4bit_quant_type", "use_bnb_nested_quant"} {
+				s[k] = true // the model section's settings (cmd/grpokit's runconfig)
+			}
+		}
+		missing, stale := trlkeys.Unanswered(s, model)
+		for _, k := range missing {
+			t.Errorf("TRL 1.16's %q (model %v) has no answer and is no setting", k, model)
+		}
+		for _, k := range stale {
+			t.Errorf("answer for %q, which TRL 1.16 does not have", k)
+		}
+	}
+}
+
+// grpokitOwn are the grpo.Config keys that are not TRL 1.16 fields;
+// docs/trl.md lists them as grpokit's own.
+var grpokitOwn = []string{"drop_zero_std_groups", "dynamic_sampling", "dynamic_sampling_max_rounds", "episode_select",
+	"logits_chunk_size", "max_nonfinite_steps", "max_prompt_length", "max_turns", "min_completion_length",
+	"overwrite_output_dir", "reward_timeout", "reward_workers", "save_minutes", "warmup_ratio"}
+
+// The grpo.Config keys that are not TRL's are exactly grpokitOwn: a key
+// TRL drops (or adds) shows here.
+func TestOwnKeys(t *testing.T) {
+	trl := readKeys(t, false)
+	var own []string
+	for k := range strictcfg.Fields(reflect.TypeFor[grpo.Config]()) {
+		if _, ok := trl[k]; !ok {
+			own = append(own, k)
+		}
+	}
+	sort.Strings(own)
+	if !slices.Equal(own, grpokitOwn) {
+		t.Errorf("grpo.Config keys TRL 1.16 does not have: %v, want %v (docs/trl.md lists them)", own, grpokitOwn)
+	}
 }
 
 // A TRL key that is a grpo.Config setting has no answer here: an answer
 // ("has no effect here") would contradict the setting that works.
 func TestNoAnswerForASetting(t *testing.T) {
 	fields := strictcfg.Fields(reflect.TypeFor[grpo.Config]())
-	for k, def := range readKeys(t, "trl-1.10-grpo-keys.tsv") {
+	for k, def := range readKeys(t, false) {
 		if _, ok := fields[k]; !ok {
 			continue
 		}
@@ -58,13 +100,13 @@ func TestNoAnswerForASetting(t *testing.T) {
 	}
 }
 
-// Every key of TRL 1.10's GRPOConfig (TrainingArguments included) is
+// Every key of TRL 1.16's GRPOConfig (TrainingArguments included) is
 // either a grpo.Config setting or answered here, and at TRL's default
 // value it is accepted: a TRL config written out whole loads.
 func TestEveryTRLKeyAnswered(t *testing.T) {
 	fields := strictcfg.Fields(reflect.TypeFor[grpo.Config]())
 	answered := 0
-	for k, def := range readKeys(t, "trl-1.10-grpo-keys.tsv") {
+	for k, def := range readKeys(t, false) {
 		if _, ok := fields[k]; ok {
 			continue
 		}
@@ -79,7 +121,7 @@ func TestEveryTRLKeyAnswered(t *testing.T) {
 	}
 	// The model keys: under model: in grpokit's config; at the top level
 	// they are refused with where they go.
-	for k, def := range readKeys(t, "trl-1.10-model-keys.tsv") {
+	for k, def := range readKeys(t, true) {
 		known, _, err := trlkeys.Check(k, def)
 		if !known || err == nil || !strings.Contains(err.Error(), "goes under model:") {
 			t.Errorf("top-level %q: %v, %v; want it sent under model:", k, known, err)
@@ -113,6 +155,7 @@ func TestCheck(t *testing.T) {
 		{"use_vllm", "false", true, "", ""},
 		{"use_vllm", "true", true, "", "TRL's use_vllm: true is not supported: grpokit generates with its own engine"},
 		{"optim", `"adamw_torch_fused"`, true, "", ""},
+		{"optim", `"adamw_torch"`, true, "", ""},
 		{"optim", `"adafactor"`, true, "", `optim: "adafactor" is not supported: grpokit's optimizer is AdamW`},
 		{"vllm_server_port", "8000", true, "", ""},
 		{"vllm_server_port", "8001", true, "vllm_server_port: 8001 has no effect: used only with use_vllm", ""},
