@@ -24,7 +24,7 @@ import gguf
 
 FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
-# The prompts of the real-model tests (gguf/smollm2_test.go holds the same list).
+# The prompts of the real-model tests, which read them from the output.
 PROMPTS = [
     "What is the capital of France?",
     "Write a haiku about the sea.",
