@@ -307,6 +307,20 @@ func tensorNames(cfg model.Config) (map[string]string, family, error) {
 	return out, fam, nil
 }
 
+// unpermuteBlocks is untransform's row permutation for a matrix's stored
+// bytes (rows of whole blocks), in place; norms are never blocks.
+func (f family) unpermuteBlocks(c model.Config, hf string, b []byte) {
+	if !f.permuteQK {
+		return
+	}
+	switch {
+	case strings.HasSuffix(hf, "self_attn.q_proj.weight"):
+		unpermuteRows(b, c.NumAttentionHeads, c.HeadDim)
+	case strings.HasSuffix(hf, "self_attn.k_proj.weight"):
+		unpermuteRows(b, c.NumKeyValueHeads, c.HeadDim)
+	}
+}
+
 // untransform undoes Write's transform for llama.cpp's layout, in place:
 // Llama's query and key rows back to Hugging Face's rotate-half order,
 // Gemma's 1 + w norms back to w.
@@ -329,12 +343,14 @@ func (f family) untransform(c model.Config, hf string, x []float32) {
 }
 
 // unpermuteRows is permuteRows' inverse: interleaved RoPE pairs (2j, 2j+1)
-// back to HF's rows j and j + headDim/2.
-func unpermuteRows(x []float32, heads, headDim int) {
+// back to HF's rows j and j + headDim/2. x holds heads·headDim rows of
+// equal length: values, or a quantized matrix's bytes (rows of whole
+// blocks).
+func unpermuteRows[T any](x []T, heads, headDim int) {
 	rows := heads * headDim
 	cols := len(x) / rows
 	half := headDim / 2
-	src := make([]float32, headDim*cols)
+	src := make([]T, headDim*cols)
 	for h := range heads {
 		blk := x[h*headDim*cols : (h+1)*headDim*cols]
 		copy(src, blk)

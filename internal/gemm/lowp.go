@@ -31,6 +31,10 @@ const (
 	NF4
 	// Int8 holds int8 values and a scale per row: value = float32(q)·scale.
 	Int8
+	// GGML holds a GGUF file's blocks of one ggml type (quant.GGML), in
+	// flat order: value i is in block i/values of the type, decoded as
+	// ggml dequantizes it.
+	GGML
 )
 
 func (f Format) String() string {
@@ -41,6 +45,8 @@ func (f Format) String() string {
 		return "nf4"
 	case Int8:
 		return "int8"
+	case GGML:
+		return "ggml"
 	}
 	return fmt.Sprintf("Format(%d)", uint8(f))
 }
@@ -59,6 +65,9 @@ type Lowp struct {
 
 	Int8  []int8    // Int8: Len values
 	Scale []float32 // Int8: one per row of Cols values
+
+	Type   quant.GGML // GGML: the block type
+	Blocks []byte     // GGML: Len/values blocks
 }
 
 // Validate checks that the slices hold Len values.
@@ -87,6 +96,14 @@ func (q *Lowp) Validate() error {
 		}
 		if rows := (q.Len + q.Cols - 1) / q.Cols; len(q.Scale) < rows {
 			return bad("Scale", len(q.Scale), rows)
+		}
+	case GGML:
+		vals, size := q.Type.Block()
+		if vals == 0 || q.Len%vals != 0 {
+			return fmt.Errorf("gemm: ggml weight of %d values: type %v has blocks of %d", q.Len, q.Type, vals)
+		}
+		if len(q.Blocks) < q.Len/vals*size {
+			return bad("Blocks", len(q.Blocks), q.Len/vals*size)
 		}
 	default:
 		return fmt.Errorf("gemm: unknown low-precision format %v", q.Format)
@@ -135,6 +152,8 @@ func (q *Lowp) Decode(dst []float32, off int) {
 			}
 			i = end
 		}
+	case GGML:
+		quant.DecodeGGMLAt(q.Type, q.Blocks, dst, off)
 	default:
 		panic(fmt.Sprintf("gemm: unknown low-precision format %v", q.Format))
 	}
