@@ -240,3 +240,51 @@ func TestBlockStorageSmolLM2(t *testing.T) {
 	path := smollm2Path(t)
 	checkBlockStorage(t, path, model.LeftPad([][]int{{1, 504, 3287, 314, 253, 1345, 30}, {1, 9690, 28, 2}}, 0, 0), false)
 }
+
+// BenchmarkSmolLM2LoRAStep times one LoRA forward and backward pass (rank
+// 8 on every projection, one row of 128 tokens) on the real SmolLM2 Q4_1
+// file held as its own blocks, as NF4 (the file's weights quantized
+// again) and as bfloat16, and reports the bytes the base's weights take.
+// Run: GRPOKIT_SMOLLM2_GGUF=path go test ./gguf -run - -bench SmolLM2 -benchtime 3x
+func BenchmarkSmolLM2LoRAStep(b *testing.B) {
+	path := smollm2Path(b)
+	for _, st := range []model.Storage{model.StorageGGUF, model.StorageNF4, model.StorageBF16} {
+		b.Run(string(st), func(b *testing.B) {
+			m, err := LoadModel(path, &model.Options{Storage: st})
+			if err != nil {
+				b.Fatal(err)
+			}
+			held, _ := heldVariableBytes(m)
+			if _, err := lora.Attach(m, lora.Config{R: 8, Alpha: 16, Seed: 1, TargetModules: []string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}}); err != nil {
+				b.Fatal(err)
+			}
+			ids := make([][]int32, 1)
+			mask := make([][]int32, 1)
+			pos := make([][]int32, 1)
+			for i := range 128 {
+				ids[0] = append(ids[0], int32(1+(i*7919)%4000))
+				mask[0] = append(mask[0], 1)
+				pos[0] = append(pos[0], int32(i))
+			}
+			e, err := mlctx.NewExec(m.Backend(), m.Context(), func(ctx *mlctx.Context, ids, mask, pos *Node) []*Node {
+				lp, _ := model.TokenLogProbs(m.LogitsGraph(ctx, ids, mask, pos), ids, 1)
+				loss := ReduceAllSum(Mul(lp, ConvertDType(mask, lp.DType())))
+				return ctx.BuildTrainableVariablesGradientsGraph(loss)
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			in := []any{tensors.FromValue(ids), tensors.FromValue(mask), tensors.FromValue(pos)}
+			if _, err := e.Exec(in...); err != nil { // compile
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, err := e.Exec(in...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(held), "weight-bytes")
+		})
+	}
+}

@@ -166,6 +166,28 @@ func TestGGUFStorageMatchesFloat32(t *testing.T) {
 					}
 				}()
 			}
+			// Setting a weight held in blocks (LoRA's Merge) makes it a
+			// frozen float32 weight of exactly the values given.
+			const q = "model.layers.0.self_attn.q_proj.weight"
+			w := values[q]
+			for i := range w {
+				w[i] *= 1.5
+			}
+			if err := gg.SetWeight(q, w, []int{256, 256}); err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := gg.Weight(q)
+			if err != nil || gg.formatOf(q) != "f32" || gg.variable(q).Trainable {
+				t.Fatalf("after SetWeight: %v, held as %q, trainable %v", err, gg.formatOf(q), gg.variable(q).Trainable)
+			}
+			for i := range w {
+				if got[i] != w[i] {
+					t.Fatalf("after SetWeight: [%d] = %g, want %g", i, got[i], w[i])
+				}
+			}
+			if _, err := gg.Logits(batch); err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 }
