@@ -23,7 +23,7 @@ import (
 // pure-Go backend a low-precision weight is never widened whole: its
 // products decode it while packing their panels (internal/gemm's Lowp, fed
 // by lowpWeight's carriers), reading 2 (bf16), 1 (int8) or ½ (NF4) bytes a
-// value. Elsewhere (XLA) it is widened inside the graph just before its
+// value, or a GGUF file's own blocks (StorageGGUF). Elsewhere (XLA) it is widened inside the graph just before its
 // product, and the widened copy lives only as long as that product (the
 // backward pass widens it again rather than keeping it;
 // internal/vjp.Recompute). Norm weights and biases always stay float32.

@@ -7,16 +7,17 @@ import (
 	"github.com/grpokit/grpokit/internal/quant"
 )
 
-// A frozen weight held in low precision (bfloat16, NF4, int8) enters a
-// product as a Mat whose Q is set: the kernels never see a float32 copy of
-// it. The GEMM path decodes each B panel while packing it (the panel is
-// packed anyway; decoding adds a few instructions per element to a pass
-// that is memory-bound), and the dot-product path (decode steps) decodes a
-// few rows of W at a time into an L2-resident scratch that the dot kernels
-// then read, so W crosses the memory bus once, at 2 or ½ bytes a value.
-// Decoded values are exactly those of a separate dequantization (the same
-// float32 operations), so results match a dequantize-then-multiply product
-// up to nothing: the same kernels run on the same numbers.
+// A frozen weight held in low precision (bfloat16, NF4, int8, a GGUF
+// file's ggml blocks) enters a product as a Mat whose Q is set: the
+// kernels never see a float32 copy of it. The GEMM path decodes each B
+// panel while packing it (the panel is packed anyway; decoding adds a few
+// instructions per element to a pass that is memory-bound), and the
+// dot-product path (decode steps) decodes a few rows of W at a time into
+// an L2-resident scratch that the dot kernels then read, so W crosses the
+// memory bus once, at 2 or ½ bytes a value. Decoded values are exactly
+// those of a separate dequantization (the same float32 operations), so
+// results match a dequantize-then-multiply product up to nothing: the
+// same kernels run on the same numbers.
 
 // Format is how a Lowp weight stores its values.
 type Format uint8
