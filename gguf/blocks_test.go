@@ -244,7 +244,9 @@ func TestBlockStorageSmolLM2(t *testing.T) {
 // BenchmarkSmolLM2LoRAStep times one LoRA forward and backward pass (rank
 // 8 on every projection, one row of 128 tokens) on the real SmolLM2 Q4_1
 // file held as its own blocks, as NF4 (the file's weights quantized
-// again) and as bfloat16, and reports the bytes the base's weights take.
+// again) and as bfloat16, and reports the bytes the base's weights take
+// and the CPU time a pass takes (steadier than wall time on a shared
+// machine).
 // Run: GRPOKIT_SMOLLM2_GGUF=path go test ./gguf -run - -bench SmolLM2 -benchtime 3x
 func BenchmarkSmolLM2LoRAStep(b *testing.B) {
 	path := smollm2Path(b)
@@ -279,11 +281,13 @@ func BenchmarkSmolLM2LoRAStep(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
+			cpu := cpuSeconds()
 			for range b.N {
 				if _, err := e.Exec(in...); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric((cpuSeconds()-cpu)/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(held), "weight-bytes")
 		})
 	}
