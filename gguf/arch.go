@@ -215,12 +215,13 @@ func gemmaQueryScale(c model.Config) float64 {
 // permuteRows reorders the rows of a [heads·headDim, cols] matrix (or a
 // bias of heads·headDim values) within each head from HF's layout, where
 // RoPE pairs row j with row j + headDim/2, to interleaved pairs (2j, 2j+1);
-// inverse undoes it.
-func permuteRows(x []float32, heads, headDim int, inverse bool) {
+// inverse undoes it. The rows are values, or a quantized matrix's bytes
+// (rows of whole blocks).
+func permuteRows[T any](x []T, heads, headDim int, inverse bool) {
 	rows := heads * headDim
 	cols := len(x) / rows
 	half := headDim / 2
-	src := make([]float32, headDim*cols)
+	src := make([]T, headDim*cols)
 	for h := range heads {
 		blk := x[h*headDim*cols : (h+1)*headDim*cols]
 		copy(src, blk)

@@ -307,6 +307,20 @@ func tensorNames(cfg model.Config) (map[string]string, family, error) {
 	return out, fam, nil
 }
 
+// unpermuteBlocks is untransform's row permutation for a matrix's stored
+// bytes (rows of whole blocks), in place; norms are never blocks.
+func (f family) unpermuteBlocks(c model.Config, hf string, b []byte) {
+	if !f.permuteQK {
+		return
+	}
+	switch {
+	case strings.HasSuffix(hf, "self_attn.q_proj.weight"):
+		permuteRows(b, c.NumAttentionHeads, c.HeadDim, true)
+	case strings.HasSuffix(hf, "self_attn.k_proj.weight"):
+		permuteRows(b, c.NumKeyValueHeads, c.HeadDim, true)
+	}
+}
+
 // untransform undoes Write's transform for llama.cpp's layout, in place:
 // Llama's query and key rows back to Hugging Face's rotate-half order,
 // Gemma's 1 + w norms back to w.

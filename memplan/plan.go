@@ -23,7 +23,8 @@ type Request struct {
 	// v_proj, lora.Config's default).
 	LoRATargets []string
 	// Storage is how a LoRA run holds the frozen base (model.Storage:
-	// as stored, bf16, nf4, int8, or float32); full fine-tuning is float32.
+	// as stored, bf16, nf4, int8, a GGUF file's blocks, or float32); full
+	// fine-tuning is float32.
 	Storage model.Storage
 	// DoubleQuant is bnb_4bit_use_double_quant (NF4 only).
 	DoubleQuant bool

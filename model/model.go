@@ -16,6 +16,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/grpokit/grpokit/internal/backend"
+	"github.com/grpokit/grpokit/internal/quant"
 	"github.com/grpokit/grpokit/internal/regfile"
 	"github.com/grpokit/grpokit/internal/vjp"
 )
@@ -411,12 +412,25 @@ func (m *Model) specShape(name string) []int {
 }
 
 // SetWeight replaces HF tensor name (same shape), keeping its storage
-// format, and recompiles nothing: graphs read weights as variables.
+// format, and recompiles nothing: graphs read weights as variables. A
+// weight held in a GGUF file's blocks (StorageGGUF), which cannot be made
+// again from other values without a second rounding, becomes a frozen
+// float32 weight instead (and compiled graphs are dropped).
 func (m *Model) SetWeight(name string, data []float32, shape []int) error {
 	for n := name; ; {
 		if f := m.formatOf(n); f != "" {
 			if want := m.specShape(n); !slices.Equal(want, shape) {
 				return &WeightError{Name: name, Want: want, Got: shape}
+			}
+			if _, blocks := quant.ParseGGML(f); blocks {
+				if err := m.storeAs(n, data, shape, "f32", false); err != nil {
+					return err
+				}
+				if v := m.variable(n); v != nil {
+					v.SetTrainable(false)
+				}
+				m.resetExecs()
+				return nil
 			}
 			return m.storeAs(n, data, shape, f, false)
 		}

@@ -23,7 +23,7 @@ import (
 // pure-Go backend a low-precision weight is never widened whole: its
 // products decode it while packing their panels (internal/gemm's Lowp, fed
 // by lowpWeight's carriers), reading 2 (bf16), 1 (int8) or ½ (NF4) bytes a
-// value. Elsewhere (XLA) it is widened inside the graph just before its
+// value, or a GGUF file's own blocks (StorageGGUF). Elsewhere (XLA) it is widened inside the graph just before its
 // product, and the widened copy lives only as long as that product (the
 // backward pass widens it again rather than keeping it;
 // internal/vjp.Recompute). Norm weights and biases always stay float32.
@@ -50,10 +50,20 @@ const (
 	// of activations: products are float32); embeddings and LM head
 	// bfloat16.
 	StorageInt8 Storage = "int8"
+	// StorageGGUF keeps the matrices of a GGUF file that are stored as
+	// Q4_0, Q4_1, Q8_0 or Q4_K in those blocks (the file's own bytes), for
+	// QLoRA on the file's quantization: each product decodes them with
+	// ggml's arithmetic, so the model computes what a float32 model of the
+	// file's dequantized weights computes, bit for bit, with no second
+	// rounding. Other matrices are held as StorageAsStored holds them
+	// (bfloat16 for BF16, float32 for every other type, exactly); norms
+	// and biases float32. Only FromBlocks (gguf.LoadModel) can fill it; on
+	// a model from any other source it holds weights as StorageAsStored.
+	StorageGGUF Storage = "gguf"
 )
 
-// ParseStorage accepts "", "f32", "stored", "bf16", "nf4" and "int8"
-// (bitsandbytes' names: "fp4" is not supported).
+// ParseStorage accepts "", "f32", "stored", "bf16", "nf4", "int8"
+// (bitsandbytes' names: "fp4" is not supported) and "gguf".
 func ParseStorage(s string) (Storage, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "f32", "float32", "none":
@@ -66,12 +76,15 @@ func ParseStorage(s string) (Storage, error) {
 		return StorageNF4, nil
 	case "int8", "8bit":
 		return StorageInt8, nil
+	case "gguf":
+		return StorageGGUF, nil
 	}
-	return "", fmt.Errorf("model: unknown weight storage %q (want f32, stored, bf16, nf4 or int8)", s)
+	return "", fmt.Errorf("model: unknown weight storage %q (want f32, stored, bf16, nf4, int8 or gguf)", s)
 }
 
-// Quantized reports whether s is NF4 or int8.
-func (s Storage) Quantized() bool { return s == StorageNF4 || s == StorageInt8 }
+// Quantized reports whether s is NF4, int8 or GGUF blocks (a frozen base
+// only).
+func (s Storage) Quantized() bool { return s == StorageNF4 || s == StorageInt8 || s == StorageGGUF }
 
 // Variable names, next to a projection's "weight", of its quantized forms.
 const (
@@ -83,6 +96,22 @@ const (
 	varInt8     = "weight_int8"  // int8 [out, in, 1]
 	varRowScale = "weight_scale" // float32 [out]: absmax/127
 )
+
+// ggmlVar is the variable, next to a matrix's "weight", of its blocks of
+// GGML type t: uint8 [out, in/values, bytes] ("weight_q4_0", …).
+func ggmlVar(t quant.GGML) string { return "weight_" + strings.ToLower(t.String()) }
+
+// ggmlTypes are the block types a weight can be held in.
+var ggmlTypes = []quant.GGML{quant.Q4_0, quant.Q4_1, quant.Q8_0, quant.Q4_K}
+
+// otherVars are the variables of every non-plain format of a weight.
+var otherVars = func() []string {
+	v := []string{varNF4, varAbsmax, varAbsmaxQ, varAbsmax2, varAbsmaxOf, varInt8, varRowScale}
+	for _, t := range ggmlTypes {
+		v = append(v, ggmlVar(t))
+	}
+	return v
+}()
 
 // kindOf tells what a weight is, for the storage rules.
 func kindOf(name string, shape []int) string {
@@ -96,13 +125,24 @@ func kindOf(name string, shape []int) string {
 }
 
 // formatFor returns how a weight of the given file dtype is held under s:
-// "f32", "bf16", "nf4" or "int8".
+// "f32", "bf16", "nf4", "int8" or a GGML block type ("Q4_0", …, for a
+// fileDType of that name under StorageGGUF).
 func (s Storage) formatFor(name string, shape []int, fileDType string) string {
 	kind := kindOf(name, shape)
 	if kind == "vector" {
 		return "f32"
 	}
 	switch s {
+	case StorageGGUF:
+		if t, ok := quant.ParseGGML(fileDType); ok {
+			if vals, _ := t.Block(); shape[1]%vals == 0 {
+				return fileDType
+			}
+		}
+		if fileDType == "BF16" {
+			return "bf16"
+		}
+		return "f32"
 	case StorageAsStored:
 		if fileDType == "BF16" {
 			return "bf16"
@@ -170,7 +210,10 @@ func (m *Model) storeAs(name string, data []float32, shape []int, format string,
 	if v != "weight" && format != "f32" {
 		return fmt.Errorf("model: %s: only .weight tensors are stored in %s", name, format)
 	}
-	for _, x := range []string{varNF4, varAbsmax, varAbsmaxQ, varAbsmax2, varAbsmaxOf, varInt8, varRowScale} {
+	if _, ok := quant.ParseGGML(format); ok {
+		return fmt.Errorf("model: %s: a weight held in a GGUF file's %s blocks cannot be set from float32 values", name, format)
+	}
+	for _, x := range otherVars {
 		if v == "weight" {
 			m.deleteVar(scope, x)
 		}
@@ -240,6 +283,9 @@ func (m *Model) SetStorage(s Storage, doubleQuant bool) error {
 	}
 	var errs []error
 	for _, w := range m.cfg.Weights() {
+		if _, blocks := quant.ParseGGML(m.formatOf(w.Name)); blocks && s == StorageGGUF {
+			continue // the file's blocks stay as they are
+		}
 		data, shape, err := m.Weight(w.Name)
 		if err != nil {
 			errs = append(errs, err)
@@ -282,6 +328,11 @@ func (m *Model) formatOf(name string) string {
 	}
 	if c.GetVariable(varInt8) != nil {
 		return "int8"
+	}
+	for _, t := range ggmlTypes {
+		if c.GetVariable(ggmlVar(t)) != nil {
+			return t.String()
+		}
 	}
 	return ""
 }
@@ -378,6 +429,23 @@ func (m *Model) hostWeight(name string, shape []int) (data []float32, ok bool, e
 		}
 		return out, true, nil
 	}
+	if t, ok := quant.ParseGGML(m.formatOf(name)); ok {
+		bt, err := value(ggmlVar(t))
+		if err != nil {
+			return nil, true, err
+		}
+		blocks, err := tensors.CopyFlatData[uint8](bt)
+		if err != nil {
+			return nil, true, err
+		}
+		n := shape[0] * shape[1]
+		if vals, size := t.Block(); len(blocks) != n/vals*size {
+			return nil, true, fmt.Errorf("model: weight %q: %d bytes of %v blocks for %d values", name, len(blocks), t, n)
+		}
+		out := make([]float32, n)
+		quant.DecodeGGML(t, blocks, out)
+		return out, true, nil
+	}
 	return nil, false, nil
 }
 
@@ -401,6 +469,11 @@ func storedWeight(ctx *mlctx.Context, g *Graph, scope, v string, shape []int) *N
 	}
 	if q := c.GetVariable(varInt8); q != nil {
 		return vjp.Recompute(dequantInt8, q.ValueGraph(g), c.GetVariable(varRowScale).ValueGraph(g))
+	}
+	for _, t := range ggmlTypes {
+		if b := c.GetVariable(ggmlVar(t)); b != nil {
+			return vjp.Recompute(func(in ...*Node) *Node { return Reshape(dequantGGML(t, in[0]), shape...) }, b.ValueGraph(g))
+		}
 	}
 	return nil
 }
@@ -443,6 +516,11 @@ func lowpWeight(ctx *mlctx.Context, g *Graph, scope, v string) (w *Node, found b
 	}
 	if q := c.GetVariable(varInt8); q != nil {
 		return vjp.Recompute(int8Carrier, q.ValueGraph(g), c.GetVariable(varRowScale).ValueGraph(g)), true
+	}
+	for _, t := range ggmlTypes {
+		if b := c.GetVariable(ggmlVar(t)); b != nil {
+			return vjp.Recompute(func(in ...*Node) *Node { return ggmlCarrier(t, in[0]) }, b.ValueGraph(g)), true
+		}
 	}
 	return nil, false
 }
@@ -490,7 +568,7 @@ func int8Carrier(in ...*Node) *Node {
 
 // productLowp is x·Wᵀ for a carrier w of lowpWeight.
 func productLowp(x, w *Node) *Node {
-	if w.Rank() == 3 { // NF4: [out, in/2, 2]
+	if w.Rank() == 3 { // NF4: [out, in/2, 2]; GGML: [out, in/values, values]
 		dims := append(slices.Clone(x.Shape().Dimensions[:x.Rank()-1]), w.Shape().Dim(1), w.Shape().Dim(2))
 		x = Reshape(x, dims...)
 		return DotGeneral(x, []int{x.Rank() - 2, x.Rank() - 1}, nil, w, []int{1, 2}, nil)
@@ -553,8 +631,16 @@ func lookupRows(ctx *mlctx.Context, g *Graph, name string, ids *Node, shape []in
 	if err != nil {
 		panic(err)
 	}
-	if x := ctx.InAbsPath(scope).GetVariable(v); x != nil {
+	c := ctx.InAbsPath(scope)
+	if x := c.GetVariable(v); x != nil {
 		return ConvertDType(Gather(x.ValueGraph(g), idx), dtypes.Float32)
+	}
+	for _, t := range ggmlTypes {
+		if b := c.GetVariable(ggmlVar(t)); b != nil && v == "weight" {
+			// The rows' blocks, decoded: [B, T, nb, values] → [B, T, H].
+			rows := dequantGGML(t, Gather(b.ValueGraph(g), idx))
+			return Reshape(rows, append(slices.Clone(ids.Shape().Dimensions), shape[1])...)
+		}
 	}
 	return Gather(storedWeight(ctx, g, scope, v, shape), idx)
 }

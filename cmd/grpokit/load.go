@@ -51,22 +51,22 @@ func exists(path string) bool {
 // inference is how generate, chat and eval hold a model: as stored (a
 // bf16 checkpoint stays bf16: half the memory of float32, and the same
 // outputs, since the products widen the weights exactly), or quantized
-// with quantize "nf4" or "int8"; under a frozen policy (see
-// loaded.policy).
+// with quantize "nf4" or "int8", or, for a GGUF file, "gguf": its own
+// Q4_0/Q4_1/Q8_0/Q4_K blocks; under a frozen policy (see loaded.policy).
 func inference(quantize string) (*model.Options, error) {
 	opts := &model.Options{Storage: model.StorageAsStored}
 	switch quantize {
 	case "":
-	case "nf4", "int8":
+	case "nf4", "int8", "gguf":
 		opts.Storage = model.Storage(quantize)
 	default:
-		return nil, usageError{fmt.Errorf("-quantize %q: want nf4 or int8", quantize)}
+		return nil, usageError{fmt.Errorf("-quantize %q: want nf4, int8 or gguf", quantize)}
 	}
 	return opts, nil
 }
 
 // quantizeFlag is the -quantize flag of the commands that only run a model.
-const quantizeFlag = "hold the weights as nf4 or int8 (bitsandbytes' load_in_4bit / load_in_8bit); empty keeps them as stored"
+const quantizeFlag = "hold the weights as nf4 or int8 (bitsandbytes' load_in_4bit / load_in_8bit), or gguf (a GGUF file's own Q4_0/Q4_1/Q8_0/Q4_K blocks); empty keeps them as stored"
 
 // loadModel reads the model folder dir (a Hugging Face folder, a saved
 // final/ or a checkpoint-N, or a GGUF file) with opts (nil: float32) and, when adapterDir

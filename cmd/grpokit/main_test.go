@@ -447,7 +447,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"eval", "-config", cfg, "-n", "-1"}, "-n -1 -show 3: want ≥ 0"},
 		{[]string{"generate", "-model", "m", "-prompt", "hi", "-chat-template-kwargs", "enable_thinking=false"}, "-chat-template-kwargs: want a JSON object"},
 		{[]string{"chat", "-model", "m", "-chat-template-kwargs", "[1]"}, "-chat-template-kwargs: want a JSON object"},
-		{[]string{"generate", "-model", "m", "-prompt", "hi", "-quantize", "fp4"}, `-quantize "fp4": want nf4 or int8`},
+		{[]string{"generate", "-model", "m", "-prompt", "hi", "-quantize", "fp4"}, `-quantize "fp4": want nf4, int8 or gguf`},
 		{[]string{"eval", "-config", cfg, "-quantize", "nf4"}, "-quantize applies to -model"},
 	} {
 		err := run(context.Background(), c.args, io.Discard)
@@ -611,7 +611,8 @@ func TestModelOptions(t *testing.T) {
 	for _, tc := range []struct{ keys, want string }{
 		{"  use_peft: false\n  load_in_4bit: true\n", "trains only as a LoRA adapter: set use_peft: true"},
 		{"  load_in_4bit: true\n  load_in_8bit: true\n", "load_in_4bit and load_in_8bit: give one"},
-		{"  load_in_4bit: true\n  bnb_4bit_quant_type: fp4\n", `bnb_4bit_quant_type "fp4": only nf4 is supported`},
+		{"  load_in_4bit: true\n  bnb_4bit_quant_type: fp4\n", `bnb_4bit_quant_type "fp4": want nf4, or gguf`},
+		{"  load_in_4bit: true\n  bnb_4bit_quant_type: gguf\n", "is not a GGUF file"},
 		{"  use_bnb_nested_quant: true\n", "needs load_in_4bit: true"},
 		{"  dtype: float16\n", `compute dtype "float16" is not supported`},
 		{"  dtype: bfloat16\n  torch_dtype: float32\n", `dtype "bfloat16" and torch_dtype "float32" differ`},
@@ -772,6 +773,70 @@ func TestTRLKeys(t *testing.T) {
 	if err := run(context.Background(), []string{"train", "-config", cfg}, io.Discard); err == nil || !strings.Contains(err.Error(), "use_vllm: true is not supported") {
 		t.Errorf("use_vllm: true: %v", err)
 	}
+}
+
+// load_in_4bit on a GGUF file keeps the file's blocks (bnb_4bit_quant_type
+// gguf, the default there): plan counts their bytes as train holds them,
+// and one LoRA step trains on them; bnb_4bit_quant_type nf4 quantizes the
+// file's weights to NF4 instead.
+func TestPlanGGUFBlocks(t *testing.T) {
+	golden := sharedtest.Dir(t, "golden", "llama-tiny")
+	path := filepath.Join(t.TempDir(), "llama-q4_0.gguf")
+	if err := run(context.Background(), []string{"export", "-model", golden, "-format", "gguf", "-out", path, "-dtype", "Q4_0"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(t.TempDir(), "d.jsonl")
+	if err := os.WriteFile(data, []byte(`{"prompt": "2 + 2 =", "answer": "4"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ keys, want string }{
+		{"", "weights (gguf)"},
+		{", bnb_4bit_quant_type: nf4", "weights (nf4)"},
+	} {
+		cfg := filepath.Join(t.TempDir(), "run.yaml")
+		body := fmt.Sprintf(`output_dir: %s
+max_steps: 1
+num_generations: 2
+per_device_train_batch_size: 2
+max_completion_length: 4
+model: {model_name_or_path: %s, use_peft: true, lora_r: 4, load_in_4bit: true%s}
+dataset: {path: %s}
+rewards: [{type: numeric}]
+`, filepath.Join(t.TempDir(), "run"), path, tc.keys, data)
+		if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var plan, train bytes.Buffer
+		if err := run(context.Background(), []string{"plan", "-config", cfg}, &plan); err != nil {
+			t.Fatalf("%v\n%s", err, plan.String())
+		}
+		if err := run(context.Background(), []string{"train", "-config", cfg}, &train); err != nil {
+			t.Fatalf("%v\n%s", err, train.String())
+		}
+		p, tr := memoryPlanLines(plan.String()), memoryPlanLines(train.String())
+		if !strings.Contains(strings.Join(p, "\n"), tc.want) || !slices.Equal(p, tr) || !strings.Contains(train.String(), "trained 1 steps") {
+			t.Errorf("%q: plan:\n%s\ntrain:\n%s", tc.keys, strings.Join(p, "\n"), train.String())
+		}
+	}
+}
+
+// memoryPlanLines returns the lines of the memory plan in a command's
+// output, without the line of available memory.
+func memoryPlanLines(s string) []string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(s, "\n") {
+		switch {
+		case strings.HasPrefix(l, "memory plan:"):
+			in = true
+		case !strings.HasPrefix(l, "  "):
+			in = false
+		}
+		if in && !strings.Contains(l, "available (") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // grpokit plan prints, without loading the weights, the memory plan that

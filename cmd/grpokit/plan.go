@@ -132,6 +132,18 @@ func memoryRequest(c *runConfig) (memplan.Request, error) {
 	if c.Model.UsePEFT {
 		req.LoRARank, req.Storage, req.DoubleQuant = c.Model.LoraR, opts.Storage, opts.DoubleQuant
 		req.LoRATargets = c.Model.LoraTargetModules
+		if opts.Storage == model.StorageGGUF {
+			// The file's blocks, tensor by tensor.
+			g, err := gguf.Open(c.Model.Path)
+			if err != nil {
+				return memplan.Request{}, err
+			}
+			req.WeightBytes, err = g.HeldBytes(cfg, opts.Storage, false)
+			g.Close()
+			if err != nil {
+				return memplan.Request{}, err
+			}
+		}
 	}
 	tokens := cmp.Or(longest, c.MaxPromptLength, 512) + c.MaxCompletionLength // as the trainer plans
 	if req.Extra, err = rewardModelMemory(c.Rewards, c.Config.EffectiveGenerationBatchSize(), tokens); err != nil {

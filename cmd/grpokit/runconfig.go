@@ -12,6 +12,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/grpokit/grpokit/agent"
 	"github.com/grpokit/grpokit/dataset"
+	"github.com/grpokit/grpokit/gguf"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/strictcfg"
 	"github.com/grpokit/grpokit/internal/trlkeys"
@@ -138,12 +139,27 @@ type modelSection struct {
 	// QLoRA, with TRL's names: the frozen base held 4-bit (load_in_4bit;
 	// bnb_4bit_quant_type "nf4"; use_bnb_nested_quant quantizes the
 	// scales again) or 8-bit (load_in_8bit). Needs use_peft, as in PEFT.
+	// For a GGUF file, load_in_4bit keeps the file's own Q4_0, Q4_1, Q8_0
+	// and Q4_K blocks (bnb_4bit_quant_type "gguf", its default there;
+	// "nf4" quantizes the dequantized weights to NF4 instead).
 	// Without them a LoRA run holds the base as stored (a bf16 checkpoint
 	// stays bf16), and full fine-tuning holds float32 masters.
 	LoadIn4bit        bool   `json:"load_in_4bit"`
 	LoadIn8bit        bool   `json:"load_in_8bit"`
 	BnB4bitQuantType  string `json:"bnb_4bit_quant_type"`
 	UseBnBNestedQuant bool   `json:"use_bnb_nested_quant"`
+}
+
+// quantType is load_in_4bit's format: bnb_4bit_quant_type in lower case,
+// by default "gguf" for a GGUF file (its own blocks) and "nf4" otherwise.
+func (m modelSection) quantType() string {
+	if q := strings.ToLower(m.BnB4bitQuantType); q != "" {
+		return q
+	}
+	if m.Path != "" && gguf.IsFile(m.Path) {
+		return "gguf"
+	}
+	return "nf4"
 }
 
 // dtype is the compute dtype asked for under either of TRL's names.
@@ -165,6 +181,8 @@ func (m modelSection) options(checkpointDType string) (*model.Options, error) {
 		// The base is frozen: keep it as stored, or quantize it (QLoRA).
 		opts.Storage = model.StorageAsStored
 		switch {
+		case m.LoadIn4bit && m.quantType() == "gguf":
+			opts.Storage = model.StorageGGUF
 		case m.LoadIn4bit:
 			opts.Storage, opts.DoubleQuant = model.StorageNF4, m.UseBnBNestedQuant
 		case m.LoadIn8bit:
@@ -330,8 +348,13 @@ func (c *runConfig) validate() error {
 	case m.UseBnBNestedQuant && !m.LoadIn4bit:
 		bad("model: use_bnb_nested_quant quantizes the 4-bit base's scales: it needs load_in_4bit: true")
 	}
-	if q := m.BnB4bitQuantType; q != "" && !strings.EqualFold(q, "nf4") {
-		bad("model.bnb_4bit_quant_type %q: only nf4 is supported", q)
+	switch q := m.quantType(); {
+	case q != "nf4" && q != "gguf":
+		bad("model.bnb_4bit_quant_type %q: want nf4, or gguf for a GGUF file's own blocks", m.BnB4bitQuantType)
+	case q == "gguf" && m.BnB4bitQuantType != "" && !gguf.IsFile(m.Path):
+		bad("model.bnb_4bit_quant_type gguf keeps a GGUF file's blocks: model_name_or_path %q is not a GGUF file", m.Path)
+	case q == "gguf" && m.LoadIn4bit && m.UseBnBNestedQuant:
+		bad("model: use_bnb_nested_quant quantizes NF4's scales; a GGUF file's blocks are kept as they are (set bnb_4bit_quant_type: nf4 to quantize to NF4)")
 	}
 	for _, name := range c.Tools {
 		if _, err := agent.Builtin(name); err != nil {

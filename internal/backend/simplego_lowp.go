@@ -19,7 +19,11 @@ package backend
 //   - int8: Gather(scale [out] f32, q [out, in, 1] int8) → [out, in];
 //   - NF4: Gather(absmax [blocks/2, 2] f32, packed [out, in/2, 1] uint8) →
 //     [out, in/2, 2], the weight with its input axis split in two (the
-//     caller reshapes x to match).
+//     caller reshapes x to match);
+//   - ggml blocks (a GGUF file's Q4_0, Q4_1, Q8_0 or Q4_K): Gather(one f32
+//     [1, …, 1, values] of rank bytes+1, blocks [out, nb, bytes] uint8
+//     with the bytes as the index vector) → [out, nb, values], the weight
+//     with its input axis split into blocks (the caller reshapes x).
 //
 // A marked node's only consumers must be DotGenerals (the model builds
 // them so); the proxy is not a float32 buffer, and any other op reading it
@@ -41,11 +45,13 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 
 	"github.com/grpokit/grpokit/internal/gemm"
+	"github.com/grpokit/grpokit/internal/quant"
 )
 
 // lowpMark replaces the data of a marked carrier node.
 type lowpMark struct {
 	format gemm.Format
+	ggml   quant.GGML // format GGML: the block type
 }
 
 // lowpProxy is the flat "data" of a carrier's output buffer.
@@ -108,7 +114,8 @@ func FusedLowp(b backends.Backend) bool {
 func LowpProducts() int64 { return lowpCalls.Load() }
 
 // MarkLowp marks carrier n (see the file comment) of a weight in format f
-// ("bf16", "nf4" or "int8"); FusedLowp(n's backend) must be true. It
+// ("bf16", "nf4", "int8", or a ggml block type: "Q4_0", "Q4_1", "Q8_0",
+// "Q4_K"); FusedLowp(n's backend) must be true. It
 // panics (graph building) on a carrier of the wrong form.
 func MarkLowp(n *graph.Node, f string) {
 	var mk lowpMark
@@ -121,7 +128,11 @@ func MarkLowp(n *graph.Node, f string) {
 	case "int8":
 		mk.format, wantType = gemm.Int8, backends.OpTypeGather
 	default:
-		panic(fmt.Sprintf("backend: MarkLowp: unknown format %q", f))
+		t, ok := quant.ParseGGML(f)
+		if !ok {
+			panic(fmt.Sprintf("backend: MarkLowp: unknown format %q", f))
+		}
+		mk.format, mk.ggml, wantType = gemm.GGML, t, backends.OpTypeGather
 	}
 	ops := *(*[]backends.Op)(unsafe.Add(unsafe.Pointer(n), outputOpsOff))
 	if len(ops) != 1 {
@@ -183,6 +194,15 @@ func carrier(b *simplego.Backend, mk *lowpMark, inputs []*simplego.Buffer, owned
 		}
 		p.dims = []int{d[0], d[1], 2}
 		p.q = &gemm.Lowp{Format: gemm.NF4, Len: 2 * len(packed), Packed: packed, Absmax: absmax}
+	case gemm.GGML:
+		blocks, ok := flat(1).([]uint8)
+		d := shape(1).Dimensions
+		vals, size := mk.ggml.Block()
+		if !ok || len(d) != 3 || d[2] != size {
+			return nil, fmt.Errorf("backend: %v weight carrier: want blocks [out, nb, %d] uint8", mk.ggml, size)
+		}
+		p.dims = []int{d[0], d[1], vals}
+		p.q = &gemm.Lowp{Format: gemm.GGML, Len: d[0] * d[1] * vals, Type: mk.ggml, Blocks: blocks}
 	}
 	if err := p.q.Validate(); err != nil {
 		return nil, fmt.Errorf("backend: weight carrier: %w", err)

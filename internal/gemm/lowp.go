@@ -7,16 +7,17 @@ import (
 	"github.com/grpokit/grpokit/internal/quant"
 )
 
-// A frozen weight held in low precision (bfloat16, NF4, int8) enters a
-// product as a Mat whose Q is set: the kernels never see a float32 copy of
-// it. The GEMM path decodes each B panel while packing it (the panel is
-// packed anyway; decoding adds a few instructions per element to a pass
-// that is memory-bound), and the dot-product path (decode steps) decodes a
-// few rows of W at a time into an L2-resident scratch that the dot kernels
-// then read, so W crosses the memory bus once, at 2 or ½ bytes a value.
-// Decoded values are exactly those of a separate dequantization (the same
-// float32 operations), so results match a dequantize-then-multiply product
-// up to nothing: the same kernels run on the same numbers.
+// A frozen weight held in low precision (bfloat16, NF4, int8, a GGUF
+// file's ggml blocks) enters a product as a Mat whose Q is set: the
+// kernels never see a float32 copy of it. The GEMM path decodes each B
+// panel while packing it (the panel is packed anyway; decoding adds a few
+// instructions per element to a pass that is memory-bound), and the
+// dot-product path (decode steps) decodes a few rows of W at a time into
+// an L2-resident scratch that the dot kernels then read, so W crosses the
+// memory bus once, at 2 or ½ bytes a value. Decoded values are exactly
+// those of a separate dequantization (the same float32 operations), so
+// results match a dequantize-then-multiply product up to nothing: the
+// same kernels run on the same numbers.
 
 // Format is how a Lowp weight stores its values.
 type Format uint8
@@ -31,6 +32,10 @@ const (
 	NF4
 	// Int8 holds int8 values and a scale per row: value = float32(q)·scale.
 	Int8
+	// GGML holds a GGUF file's blocks of one ggml type (quant.GGML), in
+	// flat order: value i is in block i/values of the type, decoded as
+	// ggml dequantizes it.
+	GGML
 )
 
 func (f Format) String() string {
@@ -41,6 +46,8 @@ func (f Format) String() string {
 		return "nf4"
 	case Int8:
 		return "int8"
+	case GGML:
+		return "ggml"
 	}
 	return fmt.Sprintf("Format(%d)", uint8(f))
 }
@@ -59,6 +66,9 @@ type Lowp struct {
 
 	Int8  []int8    // Int8: Len values
 	Scale []float32 // Int8: one per row of Cols values
+
+	Type   quant.GGML // GGML: the block type
+	Blocks []byte     // GGML: Len/values blocks
 }
 
 // Validate checks that the slices hold Len values.
@@ -87,6 +97,14 @@ func (q *Lowp) Validate() error {
 		}
 		if rows := (q.Len + q.Cols - 1) / q.Cols; len(q.Scale) < rows {
 			return bad("Scale", len(q.Scale), rows)
+		}
+	case GGML:
+		vals, size := q.Type.Block()
+		if vals == 0 || q.Len%vals != 0 {
+			return fmt.Errorf("gemm: ggml weight of %d values: type %v has blocks of %d", q.Len, q.Type, vals)
+		}
+		if len(q.Blocks) < q.Len/vals*size {
+			return bad("Blocks", len(q.Blocks), q.Len/vals*size)
 		}
 	default:
 		return fmt.Errorf("gemm: unknown low-precision format %v", q.Format)
@@ -135,6 +153,8 @@ func (q *Lowp) Decode(dst []float32, off int) {
 			}
 			i = end
 		}
+	case GGML:
+		quant.DecodeGGMLAt(q.Type, q.Blocks, dst, off)
 	default:
 		panic(fmt.Sprintf("gemm: unknown low-precision format %v", q.Format))
 	}

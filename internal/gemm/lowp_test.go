@@ -18,9 +18,25 @@ func lowpOf(t *testing.T, r *rand.Rand, f Format, size, cols int) (*Lowp, []floa
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
 	}
+	if f == GGML { // a random type; whole blocks
+		size = (size + 255) / 256 * 256
+	}
 	q := &Lowp{Format: f, Len: size, Cols: cols}
 	ref := make([]float32, size)
 	switch f {
+	case GGML:
+		q.Type = quant.GGML(1 + r.IntN(4))
+		vals, bytes := q.Type.Block()
+		q.Blocks = make([]byte, size/vals*bytes)
+		for i := range q.Blocks {
+			q.Blocks[i] = byte(r.UintN(256))
+		}
+		for b := 0; b < len(q.Blocks); b += bytes {
+			// fp16 scales below 2 in magnitude (bit 14 of the exponent off).
+			q.Blocks[b+1] &^= 0x40
+			q.Blocks[b+3] &^= 0x40
+		}
+		quant.DecodeGGML(q.Type, q.Blocks, ref)
 	case BF16:
 		q.BF16 = make([]uint16, size)
 		for i, v := range x {
@@ -74,7 +90,7 @@ func forEachDecoder(t *testing.T, f func(t *testing.T)) {
 
 func testLowpDecode(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, f := range []Format{BF16, NF4, Int8} {
+	for _, f := range []Format{BF16, NF4, Int8, GGML, GGML, GGML, GGML} {
 		q, ref := lowpOf(t, r, f, 640, 40)
 		for off := 0; off < 140; off++ {
 			for _, n := range []int{1, 2, 3, 15, 16, 17, 63, 64, 65, 130, 180, 257, 500} {
@@ -105,7 +121,7 @@ func testGemmLowp(t *testing.T, shapes [][3]int) {
 	forEachImpl(t, func(t *testing.T) {
 		forEachDotMode(func() {
 			seed := uint64(5)
-			for _, f := range []Format{BF16, NF4, Int8} {
+			for _, f := range []Format{BF16, NF4, Int8, GGML} {
 				for _, s := range shapes {
 					for _, lb := range []layout{{transposed: true}, {}, {transposed: true, off: 1}, {off: 3}, {transposed: true, batchLast: true, off: 1}} {
 						seed++
@@ -181,6 +197,9 @@ func TestLowpValidate(t *testing.T) {
 		{Format: NF4, Len: 65, Packed: make([]byte, 32), Absmax: make([]float32, 2)},
 		{Format: Int8, Len: 6, Cols: 0},
 		{Format: Int8, Len: 6, Cols: 3, Int8: make([]int8, 6), Scale: make([]float32, 1)},
+		{Format: GGML, Len: 64, Type: quant.Q4_0, Blocks: make([]byte, 35)},
+		{Format: GGML, Len: 100, Type: quant.Q8_0, Blocks: make([]byte, 1000)},
+		{Format: GGML, Len: 256},
 		{Format: 0, Len: 1},
 	} {
 		if q.Validate() == nil {
