@@ -17,8 +17,8 @@ import (
 
 // Source is the model Export writes.
 type Source struct {
-	// ModelDir is a Hugging Face model folder, a saved final/, or a
-	// checkpoint-N folder (its policy/ subfolder is read).
+	// ModelDir is a Hugging Face model folder, a saved final/, a
+	// checkpoint-N folder (its policy/ subfolder is read), or a GGUF file.
 	ModelDir string
 	// AdapterDir is a PEFT LoRA adapter folder to merge into the model's
 	// weights ("" for none). Its tokenizer and generation_config.json are
@@ -67,15 +67,20 @@ type ExportResult struct {
 // adapter merged in one weight at a time so that only one float32 matrix
 // is held besides the model as stored, with the tokenizer found beside it
 // (a PlaceholderVocab when there is none) and, with opts.Modelfile, an
-// Ollama Modelfile. Existing outputs are refused before anything is
+// Ollama Modelfile. The model may be a GGUF file: its own vocabulary is
+// kept, and the default type is Q8_0 for a quantized file. Existing outputs are refused before anything is
 // loaded, unless opts.Overwrite.
 func Export(ctx context.Context, src Source, path string, opts ExportOptions) (*ExportResult, error) {
-	dir := policyDir(src.ModelDir)
-	if !isFile(filepath.Join(dir, "config.json")) {
-		if isFile(filepath.Join(dir, "adapter_config.json")) {
-			return nil, fmt.Errorf("gguf: %s holds a LoRA adapter, not a model: give the base model as the model and this folder as the adapter", dir)
+	fromFile := IsFile(src.ModelDir)
+	dir := src.ModelDir
+	if !fromFile {
+		dir = policyDir(dir)
+		if !isFile(filepath.Join(dir, "config.json")) {
+			if isFile(filepath.Join(dir, "adapter_config.json")) {
+				return nil, fmt.Errorf("gguf: %s holds a LoRA adapter, not a model: give the base model as the model and this folder as the adapter", dir)
+			}
+			return nil, fmt.Errorf("gguf: %s has no config.json (not a model folder or a GGUF file)", dir)
 		}
-		return nil, fmt.Errorf("gguf: %s has no config.json (not a model folder)", dir)
 	}
 	for _, p := range []string{path, opts.Modelfile} {
 		if p != "" {
@@ -84,29 +89,52 @@ func Export(ctx context.Context, src Source, path string, opts ExportOptions) (*
 			}
 		}
 	}
-	// The architecture is checked before the weights are read.
-	if c, err := model.ReadConfig(filepath.Join(dir, "config.json")); err != nil {
-		return nil, err
-	} else if _, err := lookupFamily(c); err != nil {
-		return nil, err
+	mopts := opts.Model
+	if mopts == nil {
+		mopts = &model.Options{Storage: model.StorageAsStored}
 	}
-	dtype := opts.DType
-	if dtype == "" {
-		var err error
-		if dtype, err = model.WeightsDType(dir); err != nil {
+	var (
+		m         *model.Model
+		fileVocab *Vocab // a GGUF base's own
+		dtype     = opts.DType
+	)
+	if fromFile {
+		g, err := Open(dir)
+		if err != nil {
 			return nil, err
+		}
+		defer g.Close()
+		if fileVocab, err = g.Vocab(); err != nil {
+			return nil, err
+		}
+		if dtype == "" {
+			dtype = g.exportDType()
+		}
+		if m, err = g.model(mopts); err != nil {
+			return nil, err
+		}
+	} else {
+		// The architecture is checked before the weights are read.
+		if c, err := model.ReadConfig(filepath.Join(dir, "config.json")); err != nil {
+			return nil, err
+		} else if _, err := lookupFamily(c); err != nil {
+			return nil, err
+		}
+		if dtype == "" {
+			var err error
+			if dtype, err = model.WeightsDType(dir); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if !validDType(dtype) {
 		return nil, fmt.Errorf("%w: dtype %q (want one of %s)", ErrUnsupported, dtype, strings.Join(DTypes, ", "))
 	}
-	mopts := opts.Model
-	if mopts == nil {
-		mopts = &model.Options{Storage: model.StorageAsStored}
-	}
-	m, err := model.Load(dir, mopts)
-	if err != nil {
-		return nil, err
+	if m == nil {
+		var err error
+		if m, err = model.Load(dir, mopts); err != nil {
+			return nil, err
+		}
 	}
 	cfg := m.Config()
 	weight := func(name string) ([]float32, error) {
@@ -114,6 +142,9 @@ func Export(ctx context.Context, src Source, path string, opts ExportOptions) (*
 		return data, err
 	}
 	tokDir, genDirs := dir, []string{dir}
+	if fromFile {
+		genDirs = nil
+	}
 	if src.AdapterDir != "" {
 		adDir := policyDir(src.AdapterDir)
 		ad, err := lora.Load(m, adDir)
@@ -127,11 +158,13 @@ func Export(ctx context.Context, src Source, path string, opts ExportOptions) (*
 		if isFile(filepath.Join(adDir, "tokenizer.json")) {
 			tokDir = adDir
 		}
-		genDirs = []string{adDir, dir}
+		genDirs = append([]string{adDir}, genDirs...)
 	}
 	res := &ExportResult{DType: strings.ToUpper(dtype), TokenizerDir: tokDir, VocabSize: cfg.VocabSize}
-	var vocab *Vocab
-	if !isFile(filepath.Join(tokDir, "tokenizer.json")) {
+	vocab := fileVocab
+	if fromFile {
+		res.TokenizerDir = dir
+	} else if !isFile(filepath.Join(tokDir, "tokenizer.json")) {
 		res.Placeholder = true
 		eos := -1
 		if len(cfg.EOSTokenIDs) > 0 {
@@ -223,4 +256,17 @@ func padTokenID(dir string) int {
 		return -1
 	}
 	return *c.Pad
+}
+
+// exportDType is the type Export writes a model read from g in when none
+// is asked for: the embedding's, or Q8_0 for a quantized file (a float
+// type would be several times its size).
+func (g *File) exportDType() string {
+	if t, ok := g.Tensor("token_embd.weight"); ok {
+		switch t.Type {
+		case TypeF32, TypeF16, TypeBF16:
+			return t.Type.String()
+		}
+	}
+	return "Q8_0"
 }

@@ -20,7 +20,7 @@ import (
 // llama.cpp and Ollama, and an Ollama Modelfile beside it.
 func exportCmd(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	dir := fs.String("model", "", "model folder (a Hugging Face folder, a saved final/ or a checkpoint-N)")
+	dir := fs.String("model", "", "model folder (a Hugging Face folder, a saved final/ or a checkpoint-N) or a GGUF file")
 	adapter := fs.String("adapter", "", "LoRA adapter folder to merge in (PEFT layout)")
 	format := fs.String("format", "gguf", "output format: gguf")
 	dst := fs.String("out", "", "output file, e.g. model.gguf")

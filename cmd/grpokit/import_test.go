@@ -95,5 +95,25 @@ func TestGGUFRoundTrip(t *testing.T) {
 			t.Errorf("the adapter folder lacks %s", f)
 		}
 	}
-	gen("-model", file, "-adapter", adapter)
+	withAdapter := gen("-model", file, "-adapter", adapter)
+
+	// Back out: the .gguf base and the adapter, merged into a GGUF file
+	// and into a Hugging Face folder.
+	out.Reset()
+	back := filepath.Join(dir, "back.gguf")
+	if err := run(ctx, []string{"export", "-model", file, "-adapter", adapter, "-format", "gguf", "-out", back}, &out); err != nil {
+		t.Fatalf("export of the .gguf base with its adapter: %v", err)
+	}
+	if !strings.Contains(out.String(), "F32") || strings.Contains(out.String(), "placeholder") {
+		t.Errorf("export said %q: want the base's F32 and its own vocabulary", out.String())
+	}
+	merged := filepath.Join(dir, "merged")
+	if err := run(ctx, []string{"merge", "-model", file, "-adapter", adapter, "-out", merged}, &out); err != nil {
+		t.Fatalf("merge onto the .gguf base: %v", err)
+	}
+	// Both apply the run's constraint.json (the GGUF file has none).
+	if m := gen("-model", merged); m != withAdapter {
+		t.Errorf("generate from the merged folder: %q, from the .gguf with the adapter: %q", m, withAdapter)
+	}
+	gen("-model", back)
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/grpokit/grpokit/gguf"
 	"github.com/grpokit/grpokit/internal/interrupt"
 	"github.com/grpokit/grpokit/model"
 )
@@ -140,7 +141,11 @@ func writeMerged(base, adapterDir, dst, dtype string) (string, int, error) {
 	if l.adapter == nil {
 		return "", 0, errors.New("grpokit merge: no adapter loaded")
 	}
-	if dtype == "" {
+	switch {
+	case dtype != "":
+	case gguf.IsFile(base):
+		dtype = "F32" // dequantized as it loads
+	default:
 		if dtype, err = model.WeightsDType(folder(base)); err != nil {
 			return "", 0, err
 		}
