@@ -96,6 +96,9 @@ type Config struct {
 	// CPUProfile, if set, names a file that receives a pprof CPU profile
 	// of the whole run (`go tool pprof FILE`).
 	CPUProfile string `json:"cpuprofile"`
+	// MemProfile, if set, names a file that receives a pprof heap profile
+	// taken at the run's largest live heap (`go tool pprof FILE`).
+	MemProfile string `json:"memprofile"`
 
 	// Trainer takes, in a -config file, every other grpo.Config setting by
 	// its TRL name (loss_type, epsilon_high, delta,
@@ -184,6 +187,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Resume, "resume", c.Resume, "continue from the newest checkpoint in -out (same settings; -steps may grow)")
 	fs.BoolVar(&c.Overwrite, "overwrite", c.Overwrite, "replace the run already in -out (its metrics and checkpoints) instead of refusing to start")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", c.CPUProfile, "write a pprof CPU profile of the run to this file")
+	fs.StringVar(&c.MemProfile, "memprofile", c.MemProfile, "write a pprof heap profile taken at the run's largest live heap to this file")
 }
 
 // Parse parses args into cfg (which holds the defaults): flags, then, when
