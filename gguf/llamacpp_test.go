@@ -465,7 +465,7 @@ func storedWeights(t *testing.T, dir, src, dtype string) string {
 
 // decode reads values stored as type t, as ggml's dequantize_row_* and
 // fp16/bf16 conversions do.
-func decode(t tensorType, b []byte) []float32 {
+func decode(t TensorType, b []byte) []float32 {
 	f16 := func(b []byte) float32 { return float16.Frombits(binary.LittleEndian.Uint16(b)).Float32() }
 	var out []float32
 	switch t {

@@ -11,7 +11,7 @@ import (
 // encode appends the values of x in type t to dst. For the block types
 // len(x) is a multiple of 32 (a row is never split across blocks because
 // each row's length is).
-func encode(dst []byte, t tensorType, x []float32) []byte {
+func encode(dst []byte, t TensorType, x []float32) []byte {
 	switch t {
 	case tF32:
 		for _, v := range x {

@@ -98,11 +98,11 @@ func Write(ctx context.Context, path string, cfg model.Config, weight WeightFunc
 	}
 
 	specs := cfg.Weights()
-	infos := make([]tensorInfo, 0, len(specs)+1)
+	infos := make([]TensorInfo, 0, len(specs)+1)
 	hfNames := make([]string, 0, len(specs)+1)
 	res := &Result{Path: path, Arch: fam.arch, Tensors: map[string]int{}, Warnings: fam.llamaCppDifferences(cfg)}
 	if rs := cfg.RopeScaling; rs != nil && rs.Kind() == "llama3" {
-		infos = append(infos, tensorInfo{Name: "rope_freqs.weight", Shape: []int{cfg.HeadDim / 2}, Type: tF32})
+		infos = append(infos, TensorInfo{Name: "rope_freqs.weight", Shape: []int{cfg.HeadDim / 2}, Type: tF32})
 		hfNames = append(hfNames, "")
 	}
 	for _, s := range specs {
@@ -110,7 +110,7 @@ func Write(ctx context.Context, path string, cfg model.Config, weight WeightFunc
 		if err != nil {
 			return nil, err
 		}
-		infos = append(infos, tensorInfo{Name: name, Shape: s.Shape, Type: storedType(dtype, name, s.Shape)})
+		infos = append(infos, TensorInfo{Name: name, Shape: s.Shape, Type: storedType(dtype, name, s.Shape)})
 		hfNames = append(hfNames, s.Name)
 	}
 	for _, t := range infos {
@@ -184,7 +184,7 @@ func Write(ctx context.Context, path string, cfg model.Config, weight WeightFunc
 // biases) always F32; a matrix whose rows do not split into 32-value
 // blocks F16 under Q8_0/Q4_0; under Q4_0 the embedding and output
 // matrices Q8_0, as they are the most sensitive.
-func storedType(dtype, name string, shape []int) tensorType {
+func storedType(dtype, name string, shape []int) TensorType {
 	if len(shape) < 2 {
 		return tF32
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -262,4 +263,43 @@ func containsInt(s []int, v int) bool {
 		}
 	}
 	return false
+}
+
+// LoadFiles is LoadDir for files held in memory (name → contents, of the
+// names LoadDir reads; tokenizer.json is required): a tokenizer made from
+// another format, such as a GGUF file's vocabulary. source names the
+// files in errors. WriteFiles writes the files back.
+func LoadFiles(source string, files map[string][]byte) (*Pretrained, error) {
+	data, ok := files["tokenizer.json"]
+	if !ok {
+		return nil, fmt.Errorf("tokenizer: %s: no tokenizer.json", source)
+	}
+	tok, err := FromJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s)", err, source)
+	}
+	var cfg tokenizerConfig
+	var gen generationConfig
+	for name, v := range map[string]any{"tokenizer_config.json": &cfg, "generation_config.json": &gen} {
+		if b, ok := files[name]; ok {
+			if err := json.Unmarshal(b, v); err != nil {
+				return nil, fmt.Errorf("tokenizer: %s: %s: %w", source, name, err)
+			}
+		}
+	}
+	p := &Pretrained{Tokenizer: tok, BOS: -1, PAD: -1, Templates: map[string]*ChatTemplate{}}
+	if p, err = finishConfig(p, cfg, gen, source+": tokenizer_config.json"); err != nil {
+		return nil, err
+	}
+	if b, ok := files["chat_template.jinja"]; ok {
+		if _, has := p.Templates["default"]; !has {
+			ct, err := compileChatTemplate(string(b), source+": chat_template.jinja", RenderLimits{})
+			if err != nil {
+				return nil, err
+			}
+			p.Templates["default"] = ct
+		}
+	}
+	p.files = maps.Clone(files)
+	return p, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/grpokit/grpokit/gguf"
@@ -68,13 +69,14 @@ func exportCmd(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// tensorCounts writes {"F32": 5, "Q8_0": 9} as "9 Q8_0 + 5 F32 tensors".
+// tensorCounts writes {"F32": 5, "Q8_0": 9} as "9 Q8_0 + 5 F32 tensors":
+// the most common type first.
 func tensorCounts(m map[string]int) string {
+	keys := sortedKeys(m)
+	slices.SortStableFunc(keys, func(a, b string) int { return m[b] - m[a] })
 	var parts []string
-	for _, k := range []string{"Q4_0", "Q8_0", "BF16", "F16", "F32"} {
-		if n := m[k]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, k))
-		}
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d %s", m[k], k))
 	}
 	return strings.Join(parts, " + ") + " tensors"
 }

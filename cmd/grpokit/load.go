@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/grpokit/grpokit/gguf"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/lora"
 	"github.com/grpokit/grpokit/model"
@@ -65,7 +66,7 @@ func inference(quantize string) (*model.Options, error) {
 const quantizeFlag = "hold the weights as nf4 or int8 (bitsandbytes' load_in_4bit / load_in_8bit); empty keeps them as stored"
 
 // loadModel reads the model folder dir (a Hugging Face folder, a saved
-// final/ or a checkpoint-N) with opts (nil: float32) and, when adapterDir
+// final/ or a checkpoint-N, or a GGUF file) with opts (nil: float32) and, when adapterDir
 // is set, the PEFT adapter there. The tokenizer comes from the adapter's
 // folder when it has one, else from dir; so does constraint.json. A
 // constraint that was not saved is reported on warn.
@@ -73,31 +74,45 @@ func loadModel(dir, adapterDir string, opts *model.Options, warn io.Writer) (*lo
 	if dir == "" {
 		return nil, usageError{errors.New("grpokit: -model is required")}
 	}
-	dir = folder(dir)
-	if !exists(filepath.Join(dir, "config.json")) {
-		if exists(filepath.Join(dir, "adapter_config.json")) {
-			return nil, fmt.Errorf("grpokit: %s holds a LoRA adapter: give the base model as -model and this folder as -adapter", dir)
+	var (
+		m    *model.Model
+		tok  *tokenizer.Pretrained // the GGUF file's
+		dirs []string              // where constraint.json may be
+		err  error
+	)
+	if gguf.IsFile(dir) {
+		if m, tok, err = gguf.LoadPretrained(dir, opts); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("grpokit: %s has no config.json (not a model folder)", dir)
+	} else {
+		dir = folder(dir)
+		if !exists(filepath.Join(dir, "config.json")) {
+			if exists(filepath.Join(dir, "adapter_config.json")) {
+				return nil, fmt.Errorf("grpokit: %s holds a LoRA adapter: give the base model as -model and this folder as -adapter", dir)
+			}
+			return nil, fmt.Errorf("grpokit: %s has no config.json (not a model folder or a GGUF file)", dir)
+		}
+		if m, err = model.Load(dir, opts); err != nil {
+			return nil, err
+		}
+		dirs = []string{dir}
 	}
-	m, err := model.Load(dir, opts)
-	if err != nil {
-		return nil, err
-	}
-	l := &loaded{model: m}
-	tokDir, dirs := dir, []string{dir}
+	l := &loaded{model: m, tok: tok}
+	tokDir := dir
 	if adapterDir != "" {
 		adapterDir = folder(adapterDir)
 		if l.adapter, err = lora.Load(m, adapterDir); err != nil {
 			return nil, err
 		}
 		if exists(filepath.Join(adapterDir, "tokenizer.json")) {
-			tokDir = adapterDir
+			tokDir, l.tok = adapterDir, nil
 		}
-		dirs = []string{adapterDir, dir}
+		dirs = append([]string{adapterDir}, dirs...)
 	}
-	if l.tok, err = tokenizer.LoadDir(tokDir); err != nil {
-		return nil, err
+	if l.tok == nil {
+		if l.tok, err = tokenizer.LoadDir(tokDir); err != nil {
+			return nil, err
+		}
 	}
 	for _, d := range dirs {
 		c, err := model.LoadConstraint(d)
@@ -147,4 +162,35 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// baseConfig reads the configuration of a base model: dir/config.json,
+// or a GGUF file's metadata.
+func baseConfig(path string) (model.Config, error) {
+	if gguf.IsFile(path) {
+		g, err := gguf.Open(path)
+		if err != nil {
+			return model.Config{}, err
+		}
+		defer g.Close()
+		return g.ModelConfig()
+	}
+	return model.ReadConfig(filepath.Join(path, "config.json"))
+}
+
+// loadBase reads a base model and its tokenizer from a Hugging Face
+// folder or a GGUF file.
+func loadBase(path string, opts *model.Options) (*model.Model, *tokenizer.Pretrained, error) {
+	if gguf.IsFile(path) {
+		return gguf.LoadPretrained(path, opts)
+	}
+	m, err := model.Load(path, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	tok, err := tokenizer.LoadDir(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, tok, nil
 }

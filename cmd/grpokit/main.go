@@ -57,6 +57,7 @@ var commands = map[string]func(ctx context.Context, args []string, out io.Writer
 	"eval":     evalCmd,
 	"merge":    mergeCmd,
 	"export":   exportCmd,
+	"import":   importCmd,
 	"plan":     planCmd,
 	"plot":     plotCmd,
 }
@@ -66,11 +67,12 @@ const usage = `grpokit: GRPO fine-tuning of small language models
 usage:
   grpokit train -config run.yaml [-resume] [-max-steps N] [-out DIR]
   grpokit plan -config run.yaml      (the memory plan, without loading the weights)
-  grpokit generate -model DIR [-adapter DIR] -prompt TEXT [sampling flags]
-  grpokit chat -model DIR [-adapter DIR] [sampling flags]
+  grpokit generate -model DIR|FILE.gguf [-adapter DIR] -prompt TEXT [sampling flags]
+  grpokit chat -model DIR|FILE.gguf [-adapter DIR] [sampling flags]
   grpokit eval -config run.yaml [-model DIR] [-adapter DIR] [-n N]
   grpokit merge -model BASE -adapter DIR -out DIR [-overwrite]
   grpokit export -model DIR [-adapter DIR] -format gguf -out FILE [-dtype Q8_0]
+  grpokit import -gguf FILE | -ollama NAME[:TAG] -out DIR [-dtype BF16]
   grpokit plot [-window N] [-out DIR] metrics.jsonl
 
 Run "grpokit COMMAND -h" for a command's flags.
@@ -128,7 +130,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		return usageError{fmt.Errorf("grpokit: unknown command %q (want train, generate, chat, eval, merge, export, plan or plot)", args[0])}
+		return usageError{fmt.Errorf("grpokit: unknown command %q (want train, generate, chat, eval, merge, export, import, plan or plot)", args[0])}
 	}
 	return cmd(ctx, args[1:], out)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/grpokit/grpokit/dataset"
+	"github.com/grpokit/grpokit/gguf"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/backend"
 	"github.com/grpokit/grpokit/memplan"
@@ -87,17 +88,33 @@ func memoryRequest(c *runConfig) (memplan.Request, error) {
 		cfg, fileDType = t.config().Config(tok.Tokenizer.VocabSize(), tok.EOS[:1]), "F32"
 	} else {
 		dir := c.Model.Path
-		if cfg, err = model.ReadConfig(filepath.Join(dir, "config.json")); err != nil {
-			return memplan.Request{}, err
-		}
-		if err := model.CheckWeightsHeader(dir, cfg, nil); err != nil {
-			return memplan.Request{}, err
-		}
-		if fileDType, err = model.WeightsDType(dir); err != nil {
-			return memplan.Request{}, err
-		}
-		if tok, err = tokenizer.LoadDir(dir); err != nil {
-			return memplan.Request{}, err
+		if gguf.IsFile(dir) {
+			// Weights are dequantized to float32 as they load.
+			g, err := gguf.Open(dir)
+			if err != nil {
+				return memplan.Request{}, err
+			}
+			defer g.Close()
+			if cfg, err = g.ModelConfig(); err != nil {
+				return memplan.Request{}, err
+			}
+			if tok, err = g.Pretrained(); err != nil {
+				return memplan.Request{}, err
+			}
+			fileDType = "F32"
+		} else {
+			if cfg, err = model.ReadConfig(filepath.Join(dir, "config.json")); err != nil {
+				return memplan.Request{}, err
+			}
+			if err := model.CheckWeightsHeader(dir, cfg, nil); err != nil {
+				return memplan.Request{}, err
+			}
+			if fileDType, err = model.WeightsDType(dir); err != nil {
+				return memplan.Request{}, err
+			}
+			if tok, err = tokenizer.LoadDir(dir); err != nil {
+				return memplan.Request{}, err
+			}
 		}
 	}
 	opts, err := c.Model.options(cmp.Or(cfg.TorchDType, "float32"))

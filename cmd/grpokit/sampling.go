@@ -25,7 +25,7 @@ type sampling struct {
 }
 
 func (s *sampling) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.model, "model", "", "model folder (Hugging Face layout, a final/ or a checkpoint-N folder)")
+	fs.StringVar(&s.model, "model", "", "model folder (Hugging Face layout, a final/ or a checkpoint-N folder) or a GGUF file")
 	fs.StringVar(&s.adapter, "adapter", "", "LoRA adapter folder (PEFT layout, or a checkpoint-N folder) applied to -model")
 	fs.IntVar(&s.maxNew, "max-new-tokens", 128, "most tokens generated")
 	fs.Float64Var(&s.temperature, "temperature", 0, "sampling temperature; 0 decodes greedily")

@@ -26,7 +26,6 @@ import (
 	"github.com/grpokit/grpokit/plot"
 	"github.com/grpokit/grpokit/reward"
 	"github.com/grpokit/grpokit/sft"
-	"github.com/grpokit/grpokit/tokenizer"
 )
 
 // trainCmd is "grpokit train": GRPO from a config file.
@@ -124,7 +123,7 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		}
 		s.loaded, s.tiny = &loaded{model: m, tok: tok}, true
 	} else {
-		cfg, err := model.ReadConfig(filepath.Join(c.Model.Path, "config.json"))
+		cfg, err := baseConfig(c.Model.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -132,11 +131,7 @@ func prepare(c *runConfig, resuming bool, out io.Writer) (*setup, error) {
 		if err != nil {
 			return nil, err
 		}
-		m, err := model.Load(c.Model.Path, opts)
-		if err != nil {
-			return nil, err
-		}
-		tok, err := tokenizer.LoadDir(c.Model.Path)
+		m, tok, err := loadBase(c.Model.Path, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/grpokit/grpokit/checkpoint"
+	"github.com/grpokit/grpokit/gguf"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/lora"
 	"github.com/grpokit/grpokit/memplan"
@@ -134,6 +135,15 @@ func Load(name string, c *Config, tiny Tiny) (_ *Setup, err error) {
 		}, uint64(c.Seed), opts)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		s.Model, s.Tok = m, tok
+	} else if gguf.IsFile(c.Model) {
+		m, tok, err := gguf.LoadPretrained(c.Model, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if len(tok.EOS) == 0 {
+			return nil, fmt.Errorf("%s: the tokenizer of %s has no EOS token (tokenizer.ggml.eos_token_id)", name, c.Model)
 		}
 		s.Model, s.Tok = m, tok
 	} else {

@@ -2,6 +2,7 @@
 // node-llama-cpp) for the GGUF export test. Reads a list of jobs as JSON on
 // stdin, one per file:
 //   [{"model": "file.gguf",
+//     "vocabOnly": true,                         // optional: load the vocabulary only (no tensors needed)
 //     "tokenize": ["text", ...],                 // tokenized with special tokens parsed, no BOS added
 //     "generate": [{"prompt": [ids], "n": 12}],  // greedy continuations of token ids
 //     "probs": [[ids], ...]}]                    // next-token probabilities after each prefix of ids
@@ -18,7 +19,7 @@ const llama = await getLlama({gpu: false, build: "never", logLevel: LlamaLogLeve
 const results = [];
 for (const job of jobs) {
     const start = Date.now();
-    const model = await llama.loadModel({modelPath: job.model, gpuLayers: 0});
+    const model = await llama.loadModel({modelPath: job.model, gpuLayers: 0, vocabOnly: job.vocabOnly ?? false});
     const out = {tokens: [], generated: [], probs: []};
     for (const text of job.tokenize ?? []) {
         out.tokens.push(Array.from(model.tokenize(text, true)));
