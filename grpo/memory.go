@@ -119,6 +119,7 @@ func (t *Trainer) planMemory(src source) (*memplan.GCLimit, error) {
 		return nil, nil
 	}
 	req := mp.MemoryRequest(t.cfg, t.longestPrompt(src))
+	req.Train.Trajectories = t.tools != nil
 	prompt := cmp.Or(req.PromptTokens, t.cfg.MaxPromptLength, 512) // as Estimate assumes
 	req.Extra = append(req.Extra, t.rewardMemory(t.cfg.EffectiveGenerationBatchSize(), prompt+t.cfg.MaxCompletionLength)...)
 	plan, err := memplan.Estimate(req)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/grpokit/grpokit/gguf"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/strictcfg"
 	"github.com/grpokit/grpokit/memplan"
@@ -265,8 +266,8 @@ func (c *Config) Validate(name string) error {
 		bad("-out is empty")
 	}
 	if c.Model != "" {
-		if st, err := os.Stat(c.Model); err != nil || !st.IsDir() {
-			bad("-model %s: not a folder", c.Model)
+		if st, err := os.Stat(c.Model); err != nil || (!st.IsDir() && !gguf.IsFile(c.Model)) {
+			bad("-model %s: not a folder or a GGUF file", c.Model)
 		}
 	}
 	return errors.Join(errs...)
