@@ -116,7 +116,8 @@ const (
 	// the gradient of the logits.
 	logitCopies = 3
 	// loraPerHidden, loraPerMLP and loraFixed are the floats per token and
-	// layer that a LoRA step's backward pass reads from the forward pass,
+	// layer that a LoRA step's backward pass reads from the forward pass
+	// without gradient checkpointing,
 	// beside one query/key/value head's worth of KV (nkv·hd), one score per
 	// attention head and each adapted projection's output and its rank-r
 	// product (no frozen weight gets a gradient, so the inputs of frozen
@@ -264,8 +265,12 @@ func Estimate(r Request) (Plan, error) {
 
 	// Activations kept for the backward pass, per micro-batch.
 	tokens := rows * seq
+	// With gradient checkpointing a layer's forward pass is recomputed
+	// inside its backward pass, whole (the calibrated per-layer figure,
+	// also for LoRA); without it a LoRA step keeps only what the backward
+	// pass of the adapters reads (loraKept).
 	perTokenLayer := 4 * (actPerHidden*H + actPerMLP*I + actPerQKV*(nh+2*nkv)*hd + actPerScore*nh*seq)
-	if r.LoRARank > 0 {
+	if r.LoRARank > 0 && !tc.GradientCheckpointing {
 		perTokenLayer = 4 * loraKept(c, r.LoRARank, r.LoRATargets, seq)
 	}
 	var act int64

@@ -208,11 +208,12 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 			// 2048+128, v 2048+128, o 4096+256, gate 8192+512, up
 			// 8192+512, down 8192+256 = 38912 per layer
 			"weights (int8)": 16384 + 2*(512+38912) + 256,
-			// layer inputs 2 · 80 tokens · 64 · 4 B + one layer (868
-			// floats a token, as above)
-			"activations": 2*80*64*4 + 80*3472,
+			// layer inputs 2 · 80 tokens · 64 · 4 B + one layer
+			// recomputed whole: 4·(8·64 + 4·128 + 2·(4+4)·16 + 2·4·20) =
+			// 5760 B a token
+			"activations": 2*80*64*4 + 80*5760,
 			// half of one layer's gradients
-			"workspace": 80 * 3472 / 2,
+			"workspace": 80 * 5760 / 2,
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
