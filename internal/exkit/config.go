@@ -98,7 +98,9 @@ type Config struct {
 	// of the whole run (`go tool pprof FILE`).
 	CPUProfile string `json:"cpuprofile"`
 	// MemProfile, if set, names a file that receives a pprof heap profile
-	// taken at the run's largest live heap (`go tool pprof FILE`).
+	// taken at the run's largest live heap (`go tool pprof FILE`): each
+	// time the live heap grows by 2%, a collection is forced and the
+	// profile rewritten, which slows the run a little.
 	MemProfile string `json:"memprofile"`
 
 	// Trainer takes, in a -config file, every other grpo.Config setting by
