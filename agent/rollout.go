@@ -223,6 +223,22 @@ func (run *Runner) Tools() []*Tool {
 	return out
 }
 
+// PromptIDs returns the tokens a rollout of p starts from without an
+// environment: p rendered with the stateless tools and the environment's
+// tools declared (Tools), the last MaxPromptLength kept. An environment's
+// Reset suffix is not part of it (PromptIDs resets nothing). The trainer's
+// memory plan sizes prompts with it.
+func (run *Runner) PromptIDs(p Prompt) ([]int, error) {
+	ids, err := run.r.PromptIDs(p, run.Tools())
+	if err != nil {
+		return nil, err
+	}
+	if m := run.cfg.MaxPromptLength; m > 0 && len(ids) > m {
+		ids = ids[len(ids)-m:]
+	}
+	return ids, nil
+}
+
 type rowState struct {
 	traj   *Trajectory
 	tools  *Toolset

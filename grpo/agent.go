@@ -137,6 +137,23 @@ func agentPrompt(ex dataset.Example, raw bool) agent.Prompt {
 	return p
 }
 
+// ToolPromptIDs returns the tokens a tool-calling trajectory of ex starts
+// from: ex rendered by r with tools declared, as the trajectories of
+// SetTools start (the last maxLen kept; 0 keeps all), without an
+// environment's Reset suffix. A memory plan made before any model is
+// loaded sizes prompts with it (LongestPrompt).
+func ToolPromptIDs(r *agent.Renderer, tools []*agent.Tool, ex dataset.Example, maxLen int) ([]int, error) {
+	_, raw := r.Format().(agent.RawFormat)
+	ids, err := r.PromptIDs(agentPrompt(ex, raw), tools)
+	if err != nil {
+		return nil, fmt.Errorf("grpo: %w", err)
+	}
+	if maxLen > 0 && len(ids) > maxLen {
+		ids = ids[len(ids)-maxLen:]
+	}
+	return ids, nil
+}
+
 // trajectories makes G trajectories of each prompt and their rows and
 // reward samples; it adds the tool counts to tally.
 func (t *Trainer) trajectories(ctx context.Context, prompts []dataset.Example, turn int, episodes []int, seed uint64, tally *rewardTally) ([]*row, []reward.Sample, error) {

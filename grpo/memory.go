@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/grpokit/grpokit/agent"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/memplan"
 	"github.com/grpokit/grpokit/model"
@@ -118,6 +119,7 @@ func (t *Trainer) planMemory(src source) (*memplan.GCLimit, error) {
 		return nil, nil
 	}
 	req := mp.MemoryRequest(t.cfg, t.longestPrompt(src))
+	req.Train.Trajectories = t.tools != nil
 	prompt := cmp.Or(req.PromptTokens, t.cfg.MaxPromptLength, 512) // as Estimate assumes
 	req.Extra = append(req.Extra, t.rewardMemory(t.cfg.EffectiveGenerationBatchSize(), prompt+t.cfg.MaxCompletionLength)...)
 	plan, err := memplan.Estimate(req)
@@ -143,16 +145,28 @@ func (t *Trainer) planMemory(src source) (*memplan.GCLimit, error) {
 }
 
 // longestPrompt returns the token count of the longest of the dataset's
-// first prompts (capped at MaxPromptLength), or 0 when unknown.
+// first prompts (capped at MaxPromptLength), or 0 when unknown. With tools
+// (SetTools) a prompt is what a trajectory starts from: rendered with the
+// tools' schemas declared.
 func (t *Trainer) longestPrompt(src source) int {
 	ds, ok := src.(*datasetSource)
-	enc, ok2 := t.policy.(interface {
-		PromptIDs(ex dataset.Example, maxLen int) ([]int, error)
-	})
-	if !ok || !ok2 {
+	if !ok {
 		return 0
 	}
-	n, err := LongestPrompt(ds.data, enc.PromptIDs, t.cfg.MaxPromptLength)
+	var encode func(ex dataset.Example, maxLen int) ([]int, error)
+	if t.tools != nil {
+		_, raw := t.tools.runner.Renderer().Format().(agent.RawFormat)
+		encode = func(ex dataset.Example, _ int) ([]int, error) {
+			return t.tools.runner.PromptIDs(agentPrompt(ex, raw))
+		}
+	} else if enc, ok := t.policy.(interface {
+		PromptIDs(ex dataset.Example, maxLen int) ([]int, error)
+	}); ok {
+		encode = enc.PromptIDs
+	} else {
+		return 0
+	}
+	n, err := LongestPrompt(ds.data, encode, t.cfg.MaxPromptLength)
 	if err != nil {
 		return 0
 	}

@@ -211,7 +211,7 @@ func TestLimitGC(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
 		t.Errorf("memory limit %d after the run, want none", got)
 	}
-	if w := LimitGC(slog.New(slog.DiscardHandler), Plan{Peak: gib / 2}, 20*gib); w != nil {
+	if w := LimitGC(slog.New(slog.DiscardHandler), Plan{Peak: gib / 4}, 20*gib); w != nil {
 		t.Errorf("a small run got a watch")
 	}
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
@@ -245,16 +245,13 @@ func TestPlanResident(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Under the limit it sets, the plan counts no collector's headroom; a
-	// run too small for a limit (SmolLM2-135M, LoRA, 2 short rows) does.
+	// run too small for a limit (a 2-layer model of width 64, LoRA, 2
+	// short rows) does.
 	if s := plan.gcSlack(); s != 0 {
 		t.Errorf("GC headroom %d of a %d peak: want none under the Go memory limit", s, plan.Peak)
 	}
-	small, err := model.ReadConfig("../model/testdata/configs/SmolLM2-135M.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	tiny := Training{BatchSize: 2, MaxCompletionLength: 8}
-	sp, err := Estimate(Request{Model: small, Train: tiny, LoRARank: 8, Storage: model.StorageAsStored, PromptTokens: 16})
+	sp, err := Estimate(Request{Model: planModel(1000, 64, 128, 2, 4, 2, 16), Train: tiny, LoRARank: 8, Storage: model.StorageAsStored, PromptTokens: 16})
 	if err != nil {
 		t.Fatal(err)
 	}

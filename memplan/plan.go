@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/grpokit/grpokit/internal/pad"
 	"github.com/grpokit/grpokit/model"
 )
 
@@ -74,6 +75,11 @@ type Training struct {
 	RefModelSyncSteps     int
 	GradientCheckpointing bool // gradient_checkpointing
 	LogitsChunkSize       int  // logits_chunk_size; 0 picks the chunk
+	// Trajectories says every completion is a tool-calling trajectory
+	// (grpo's SetTools): generated a turn at a time, each turn a new
+	// generation over the context so far, so the KV cache is sized for
+	// the longest context any turn can have.
+	Trajectories bool
 }
 
 // Item is one line of a Plan.
@@ -110,6 +116,21 @@ const (
 	// logitCopies: logits, log-softmax (kept for the backward pass) and
 	// the gradient of the logits.
 	logitCopies = 3
+	// loraPerHidden, loraPerMLP and loraFixed are the floats per token and
+	// layer that a LoRA step's backward pass reads from the forward pass
+	// without gradient checkpointing,
+	// beside one query/key/value head's worth of KV (nkv·hd), one score per
+	// attention head and each adapted projection's output and its rank-r
+	// product (no frozen weight gets a gradient, so the inputs of frozen
+	// products are not kept): counted on the training graph of the
+	// pure-Go backend at real models' widths (grpo's
+	// TestLoRAActivationsKept). Gemma 3's MLP (GELU tanh) and its four
+	// norms a layer keep more: gemmaPerHidden and gemmaPerMLP.
+	loraPerHidden  = 4
+	loraPerMLP     = 3
+	loraFixed      = 16
+	gemmaPerHidden = 6
+	gemmaPerMLP    = 10
 	// gcFraction is the Go heap's slack over the memory freed and
 	// allocated again within a step when the run has no Go memory limit
 	// (its plan is under minLimitedPeak): GOGC=100 lets the heap grow past
@@ -168,7 +189,9 @@ func Estimate(r Request) (Plan, error) {
 	}
 	accum := max(tc.GradientAccumulationSteps, 1)
 	rows, tcomp := int64(tc.BatchSize), int64(tc.MaxCompletionLength)
-	seq := int64(tp) + tcomp
+	// The step pads prompts to a bucketed length (pad.Bucket, as the
+	// trainer's micro-batches) and completions to max_completion_length.
+	seq := int64(pad.Bucket(tp, tc.MaxPromptLength)) + tcomp
 	genRows := rows * int64(accum)
 	if g := tc.GenerationBatchSize; g > 0 {
 		genRows = int64(g) // generated at once (generation_batch_size)
@@ -227,13 +250,30 @@ func Estimate(r Request) (Plan, error) {
 		add(it.Name, it.Bytes, "%s", it.Note)
 	}
 
-	// Generation's KV cache, float32.
-	kv := genRows * L * 2 * nkv * hd * seq * 4
-	add("KV cache", kv, "%d rows × %d tokens × %d layers; generation only", genRows, seq, L)
+	// Generation's KV cache, float32, of as many slots a row as
+	// model.Generate allocates (its bucketed lengths); a trajectory's turn
+	// generates over the prompt and the turns before it, with the room
+	// left.
+	slots, cnote := model.CacheSlots(tp, int(tcomp)), ""
+	if tc.Trajectories {
+		for n := 1; n < int(tcomp); n++ {
+			slots = max(slots, model.CacheSlots(tp+n, int(tcomp)-n))
+		}
+		cnote = ", the longest turn's context"
+	}
+	kv := genRows * L * 2 * nkv * hd * int64(slots) * 4
+	add("KV cache", kv, "%d rows × %d slots%s × %d layers; generation only", genRows, slots, cnote, L)
 
 	// Activations kept for the backward pass, per micro-batch.
 	tokens := rows * seq
+	// With gradient checkpointing a layer's forward pass is recomputed
+	// inside its backward pass, whole (the calibrated per-layer figure,
+	// also for LoRA); without it a LoRA step keeps only what the backward
+	// pass of the adapters reads (loraKept).
 	perTokenLayer := 4 * (actPerHidden*H + actPerMLP*I + actPerQKV*(nh+2*nkv)*hd + actPerScore*nh*seq)
+	if r.LoRARank > 0 && !tc.GradientCheckpointing {
+		perTokenLayer = 4 * loraKept(c, r.LoRARank, r.LoRATargets, seq)
+	}
 	var act int64
 	if tc.GradientCheckpointing {
 		act = L*tokens*H*4 + tokens*perTokenLayer
@@ -326,6 +366,25 @@ func Estimate(r Request) (Plan, error) {
 	p.Summary = fmt.Sprintf("%s, %s params, %s; %d rows × (%d prompt + %d completion) tokens%s",
 		c.ModelType, count(params), mode, rows, tp, tcomp, ckpt)
 	return p, nil
+}
+
+// loraKept is the floats per token and layer a LoRA step's backward pass
+// reads from the forward pass over seq tokens (see loraPerHidden).
+func loraKept(c model.Config, r int, targets []string, seq int64) int64 {
+	if targets == nil {
+		targets = []string{"q_proj", "v_proj"}
+	}
+	h, i, q, kv := int64(c.HiddenSize), int64(c.IntermediateSize), int64(c.NumAttentionHeads*c.HeadDim), int64(c.NumKeyValueHeads*c.HeadDim)
+	perH, perI := int64(loraPerHidden), int64(loraPerMLP)
+	if strings.HasPrefix(c.ModelType, "gemma") {
+		perH, perI = gemmaPerHidden, gemmaPerMLP
+	}
+	out := map[string]int64{"q_proj": q, "k_proj": kv, "v_proj": kv, "o_proj": h, "gate_proj": i, "up_proj": i, "down_proj": h}
+	n := perH*h + perI*i + kv + int64(c.NumAttentionHeads)*seq + loraFixed
+	for _, t := range targets {
+		n += out[t] + int64(r)
+	}
+	return n
 }
 
 // loraParams counts an adapter's weights: r·(in+out) per target module and

@@ -43,8 +43,10 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 			"gradients":            4 * 1992,
 			"optimizer (AdamW)":    8 * 1992,
 			"reference model":      0,
-			// 2 rows · 2 layers · (k, v) · 1 head · 4 · 10 tokens · 4 B
-			"KV cache": 2 * 2 * 2 * 1 * 4 * 10 * 4,
+			// 2 rows · 2 layers · (k, v) · 1 head · 4 · 32 slots (Generate:
+			// the 6-token prompt bucketed to 16, + 4 new tokens, bucketed
+			// to 32) · 4 B
+			"KV cache": 2 * 2 * 2 * 1 * 4 * 32 * 4,
 			// per token and layer 4·(8·8 + 4·16 + 2·(2+2)·4 + 2·2·10) = 800 B;
 			// 2 layers · 20 tokens
 			"activations": 2 * 20 * 800,
@@ -110,18 +112,22 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 			"gradients":           4 * 448,
 			"optimizer (AdamW)":   8 * 448,
 			"reference model":     0, // the base without the adapter
-			// 8 generated rows · 1 layer · 2 · 2 heads · 16 · 16 tokens · 4 B
-			"KV cache": 8 * 2 * 2 * 16 * 16 * 4,
-			// 4·(8·64 + 4·128 + 2·(4+4)·16 + 2·4·16) = 5632 B; 64 tokens
-			"activations": 64 * 5632,
+			// 8 generated rows · 1 layer · 2 · 2 heads · 16 · 32 slots (12
+			// prompt tokens bucketed to 16, + 4, bucketed) · 4 B
+			"KV cache": 8 * 2 * 2 * 16 * 32 * 4,
+			// LoRA keeps per token and layer 4·64 + 3·128 + 2·16 (k/v
+			// width) + 4 heads · 20 tokens + 16 + q's 64 + 2 + v's 32 + 2
+			// = 868 floats = 3472 B; 4 rows of 16 (12 prompt tokens
+			// bucketed) + 4 tokens
+			"activations": 80 * 3472,
 			// chunks of 2 positions × 4 rows
 			"logits and log-softmax": 3 * 8 * 128 * 4,
 			// + the largest matrix (8192 values) widened to float32
-			"workspace": 64*5632 + 4*8192,
+			"workspace": 80*3472 + 4*8192,
 			// 2 temporaries of q_proj's A [2, 64] or B [64, 2] · 4 B
 			"optimizer update": 2 * 128 * 4,
 			// + the weights as held: the garbage of widening them
-			"Go runtime and GC": base + (360448+12288+393216+1792+1024)*35/100 + 16384 + 768 + 18432 + 2304,
+			"Go runtime and GC": base + (277760+12288+310528+1792+1024)*35/100 + 16384 + 768 + 18432 + 2304,
 		},
 	}, {
 		// The pure-Go backend's products decode the weights while packing:
@@ -135,10 +141,9 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 			PromptTokens: 12,
 		},
 		want: map[string]int64{
-			"workspace": 64 * 5632,
-			// 0.35 · (360448+12288+360448+1792+1024) = 257599.99… in
-			// float64, truncated
-			"Go runtime and GC": base + 257599,
+			"workspace": 80 * 3472,
+			// 0.35 · (277760+12288+277760+1792+1024) = 199718.4, truncated
+			"Go runtime and GC": base + 199718,
 		},
 	}, {
 		// 2 GiB of weights: the run gets a Go memory limit (the plan), so
@@ -157,6 +162,39 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 			"Go runtime and GC": base,
 		},
 	}, {
+		// A trajectory's later turn generates over the prompt and the
+		// turns before it, with the room left: with 207 prompt tokens and
+		// 96 in all, the turn after 50 tokens has a 257-token context,
+		// bucketed to 512, + 46 new tokens, bucketed to 768 slots.
+		name: "tool-calling trajectories",
+		req: Request{
+			Model:        planModel(128, 64, 128, 1, 4, 2, 16),
+			Train:        Training{BatchSize: 4, MaxCompletionLength: 96, Trajectories: true},
+			LoRARank:     2,
+			Storage:      model.StorageNF4,
+			PromptTokens: 207,
+		},
+		want: map[string]int64{
+			// 4 rows · 1 layer · 2 · 2 heads · 16 · 768 slots · 4 B
+			"KV cache": 4 * 2 * 2 * 16 * 768 * 4,
+			// 4 rows of 224 (207 bucketed) + 96 tokens; per token and
+			// layer 4·64 + 3·128 + 2·16 + 4 heads · 320 + 16 + 66 + 34 =
+			// 2068 floats
+			"activations": 4 * 320 * 2068 * 4,
+		},
+	}, {
+		// One turn: the 207-token prompt bucketed to 256, + 96, bucketed
+		// to 512 slots.
+		name: "single-turn completions",
+		req: Request{
+			Model:        planModel(128, 64, 128, 1, 4, 2, 16),
+			Train:        Training{BatchSize: 4, MaxCompletionLength: 96},
+			LoRARank:     2,
+			Storage:      model.StorageNF4,
+			PromptTokens: 207,
+		},
+		want: map[string]int64{"KV cache": 4 * 2 * 2 * 16 * 512 * 4},
+	}, {
 		name: "QLoRA with gradient checkpointing",
 		req: Request{
 			Model:        planModel(128, 64, 128, 2, 4, 2, 16),
@@ -170,10 +208,12 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 			// 2048+128, v 2048+128, o 4096+256, gate 8192+512, up
 			// 8192+512, down 8192+256 = 38912 per layer
 			"weights (int8)": 16384 + 2*(512+38912) + 256,
-			// layer inputs 2 · 64 tokens · 64 · 4 B + one layer
-			"activations": 2*64*64*4 + 64*5632,
+			// layer inputs 2 · 80 tokens · 64 · 4 B + one layer
+			// recomputed whole: 4·(8·64 + 4·128 + 2·(4+4)·16 + 2·4·20) =
+			// 5760 B a token
+			"activations": 2*80*64*4 + 80*5760,
 			// half of one layer's gradients
-			"workspace": 64 * 5632 / 2,
+			"workspace": 80 * 5760 / 2,
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {

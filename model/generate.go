@@ -122,6 +122,12 @@ func bucket(n int) int {
 	return b
 }
 
+// CacheSlots returns the KV-cache slots per row that Generate allocates
+// for prompts of up to promptLen tokens and maxNew new tokens: the prompt
+// length bucketed, plus maxNew, bucketed again (the memory planner sizes
+// generation's KV cache with it).
+func CacheSlots(promptLen, maxNew int) int { return bucket(bucket(promptLen) + maxNew) }
+
 // Generate completes each prompt (token ids, without padding)
 // NumGenerations times with a fixed-size KV cache: one prefill, then one
 // compiled decode step per token. The attached adapter is used. Results are
@@ -139,7 +145,7 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 		maxLen = max(maxLen, len(p))
 	}
 	Tp := bucket(maxLen)
-	S := bucket(Tp + cfg.MaxNewTokens)
+	S := CacheSlots(maxLen, cfg.MaxNewTokens)
 	batch := LeftPad(prompts, cfg.PadID, Tp)
 	ids, mask, pos, err := batch.tensors(m.cfg.VocabSize)
 	if err != nil {

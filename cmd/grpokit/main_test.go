@@ -1019,9 +1019,18 @@ func TestTrainTools(t *testing.T) {
 		body = strings.Replace(body, "choices: [cat, dog, fish, bird]", `choices: ["<call>calculator 2*3</call>", cat, dog, fish, bird]`, 1)
 		return "tools: [calculator]\n" + body
 	})
-	var out bytes.Buffer
+	var out, plan bytes.Buffer
+	if err := run(context.Background(), []string{"plan", "-config", cfg}, &plan); err != nil {
+		t.Fatalf("%v\n%s", err, plan.String())
+	}
 	if err := run(context.Background(), []string{"train", "-config", cfg}, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
+	}
+	// grpokit plan prints train's plan: the KV cache of a trajectory's
+	// longest turn.
+	if i := strings.Index(plan.String(), "KV cache"); i < 0 || !strings.Contains(plan.String(), "the longest turn's context") ||
+		!strings.Contains(out.String(), plan.String()[i:i+strings.Index(plan.String()[i:], "\n")]) {
+		t.Errorf("plan:\n%s\ntrain:\n%s", plan.String(), out.String())
 	}
 	if !strings.Contains(out.String(), "tools: calculator") {
 		t.Errorf("output does not name the tools:\n%s", out.String())

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/grpokit/grpokit/agent"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/gguf"
 	"github.com/grpokit/grpokit/grpo"
@@ -123,12 +124,37 @@ func memoryRequest(c *runConfig) (memplan.Request, error) {
 	}
 	popts := grpo.LMPolicyOptions{ChatOptions: tokenizer.ChatOptions{Vars: c.ChatTemplateKwargs}, TemplatePlainPrompts: c.TemplatePlainPrompts}
 	encode := func(ex dataset.Example, maxLen int) ([]int, error) { return grpo.EncodePrompt(tok, ex, popts, maxLen) }
+	if len(c.Tools) > 0 {
+		// Trajectories start from the prompt rendered with the tools'
+		// schemas, as train's SetTools renders it.
+		var tools []*agent.Tool
+		for _, name := range c.Tools {
+			t, err := agent.Builtin(name)
+			if err != nil {
+				return memplan.Request{}, fmt.Errorf("grpokit: config: tools: %w", err)
+			}
+			tools = append(tools, t)
+		}
+		format, err := toolFormat(c.ToolCallFormat)
+		if err != nil {
+			return memplan.Request{}, fmt.Errorf("grpokit: config: tool_call_format: %w", err)
+		}
+		if format == nil && c.Model.Tiny != nil {
+			format = agent.Plain{}
+		}
+		r, err := agent.NewRenderer(tok, agent.RendererOptions{Format: format, Vars: c.ChatTemplateKwargs})
+		if err != nil {
+			return memplan.Request{}, fmt.Errorf("grpokit plan: %w", err)
+		}
+		encode = func(ex dataset.Example, maxLen int) ([]int, error) { return grpo.ToolPromptIDs(r, tools, ex, maxLen) }
+	}
 	longest, err := grpo.LongestPrompt(train, encode, c.MaxPromptLength)
 	if err != nil {
 		return memplan.Request{}, fmt.Errorf("grpokit plan: training %w", err)
 	}
 	req := memplan.Request{Model: cfg, Train: c.Config.MemorySettings(), Storage: model.StorageF32, FileDType: fileDType, PromptTokens: longest,
 		WidensWeights: opts.Compute == dtypes.BFloat16 || !goBackend(c.Backend)}
+	req.Train.Trajectories = len(c.Tools) > 0
 	if c.Model.UsePEFT {
 		req.LoRARank, req.Storage, req.DoubleQuant = c.Model.LoraR, opts.Storage, opts.DoubleQuant
 		req.LoRATargets = c.Model.LoraTargetModules

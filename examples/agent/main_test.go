@@ -42,3 +42,25 @@ func TestCorrect(t *testing.T) {
 		}
 	}
 }
+
+// TestGradientCheckpointingDefault: the example takes TRL's default
+// (gradient_checkpointing on) and -gradient-checkpointing=false turns it
+// off, in the trainer config it builds.
+func TestGradientCheckpointingDefault(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"-gradient-checkpointing=false"}, false},
+		{[]string{"-gradient-checkpointing"}, true},
+	} {
+		cfg := defaults()
+		if err := parse(&cfg, tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.GRPO(5).GradientCheckpointing; got != tc.want {
+			t.Errorf("%q: gradient_checkpointing %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}

@@ -38,7 +38,7 @@ type config struct {
 
 func defaults() config {
 	return config{Config: exkit.Config{
-		Train: "full", LoRARank: 8, Steps: 120, Generations: 8, Prompts: 4,
+		Train: "full", LoRARank: 8, Steps: 120, Generations: 8, Prompts: 4, GradientCheckpointing: true,
 		LR: 1e-3, Temperature: 1, SFTSteps: 800, Eval: 200,
 		Out: filepath.Join("runs", "agent"), Seed: 1,
 	}, Demos: 300, ToolDemos: 0.4, MaxCompletion: 48, MaxToolCalls: 2}

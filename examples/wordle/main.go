@@ -37,7 +37,7 @@ type config struct{ exkit.Config }
 // defaults are the settings of `go run ./examples/wordle`.
 func defaults() config {
 	return config{exkit.Config{
-		Train: "full", LoRARank: 8, Steps: 40, Generations: 8, Prompts: 8,
+		Train: "full", LoRARank: 8, Steps: 40, Generations: 8, Prompts: 8, GradientCheckpointing: true,
 		LR: 3e-4, Beta: 0.05, Temperature: 1, SFTSteps: 3000, Eval: 100,
 		Out: filepath.Join("runs", "wordle"), Seed: 1,
 	}}

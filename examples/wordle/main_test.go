@@ -61,3 +61,25 @@ func TestBoard(t *testing.T) {
 		t.Errorf("board = %q, want %q", got, want)
 	}
 }
+
+// TestGradientCheckpointingDefault: the example takes TRL's default
+// (gradient_checkpointing on) and -gradient-checkpointing=false turns it
+// off, in the trainer config it builds.
+func TestGradientCheckpointingDefault(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"-gradient-checkpointing=false"}, false},
+		{[]string{"-gradient-checkpointing"}, true},
+	} {
+		cfg := defaults()
+		if err := parse(&cfg, tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.GRPO(1).GradientCheckpointing; got != tc.want {
+			t.Errorf("%q: gradient_checkpointing %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}

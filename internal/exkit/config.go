@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/grpokit/grpokit/gguf"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/strictcfg"
 	"github.com/grpokit/grpokit/memplan"
@@ -96,6 +97,11 @@ type Config struct {
 	// CPUProfile, if set, names a file that receives a pprof CPU profile
 	// of the whole run (`go tool pprof FILE`).
 	CPUProfile string `json:"cpuprofile"`
+	// MemProfile, if set, names a file that receives a pprof heap profile
+	// taken at the run's largest live heap (`go tool pprof FILE`): each
+	// time the live heap grows by 2%, a collection is forced and the
+	// profile rewritten, which slows the run a little.
+	MemProfile string `json:"memprofile"`
 
 	// Trainer takes, in a -config file, every other grpo.Config setting by
 	// its TRL name (loss_type, epsilon_high, delta,
@@ -184,6 +190,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Resume, "resume", c.Resume, "continue from the newest checkpoint in -out (same settings; -steps may grow)")
 	fs.BoolVar(&c.Overwrite, "overwrite", c.Overwrite, "replace the run already in -out (its metrics and checkpoints) instead of refusing to start")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", c.CPUProfile, "write a pprof CPU profile of the run to this file")
+	fs.StringVar(&c.MemProfile, "memprofile", c.MemProfile, "write a pprof heap profile taken at the run's largest live heap to this file")
 }
 
 // Parse parses args into cfg (which holds the defaults): flags, then, when
@@ -261,8 +268,8 @@ func (c *Config) Validate(name string) error {
 		bad("-out is empty")
 	}
 	if c.Model != "" {
-		if st, err := os.Stat(c.Model); err != nil || !st.IsDir() {
-			bad("-model %s: not a folder", c.Model)
+		if st, err := os.Stat(c.Model); err != nil || (!st.IsDir() && !gguf.IsFile(c.Model)) {
+			bad("-model %s: not a folder or a GGUF file", c.Model)
 		}
 	}
 	return errors.Join(errs...)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"time"
 
 	"github.com/grpokit/grpokit/internal/clilog"
 	"github.com/grpokit/grpokit/internal/interrupt"
@@ -53,22 +54,38 @@ func Main[C any](cfg C, parse func(*C, []string) error, run func(context.Context
 	}
 }
 
-// startProfile starts the CPU profile that cfg's -cpuprofile asks for, if
-// cfg embeds Config and names a file; the returned function stops it.
+// startProfile starts the CPU profile that cfg's -cpuprofile asks for and
+// the peak heap profile of -memprofile, if cfg embeds Config and names
+// files; the returned function stops them.
 func startProfile(cfg any) (func(), error) {
 	shared, ok := cfg.(interface{ Shared() *Config })
-	if !ok || shared.Shared().CPUProfile == "" {
+	if !ok {
 		return func() {}, nil
+	}
+	stopHeap := func() {}
+	if path := shared.Shared().MemProfile; path != "" {
+		p := startPeakProfile(path, 100*time.Millisecond)
+		stopHeap = func() {
+			if err := p.Stop(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+			}
+		}
+	}
+	if shared.Shared().CPUProfile == "" {
+		return stopHeap, nil
 	}
 	f, err := os.Create(shared.Shared().CPUProfile)
 	if err != nil {
+		stopHeap()
 		return nil, fmt.Errorf("cpuprofile: %w", err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()
+		stopHeap()
 		return nil, fmt.Errorf("cpuprofile: %w", err)
 	}
 	return func() {
+		stopHeap()
 		pprof.StopCPUProfile()
 		if err := f.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, "cpuprofile:", err)
