@@ -22,7 +22,8 @@ temperature 1, top_p 1, top_k 0, no shuffling, seed SEED) and grpokit's
 numeric reward, and write DIR/{trl,grpokit}-LR-SEED.jsonl (one line a
 step: reward, reward_std, frac_reward_zero_std, loss, grad_norm, entropy)
 and DIR/{trl,grpokit}-LR-SEED.eval.json (greedy reward on the eval rows
-before and after). report writes the tables of OUT.md and a plot beside it.
+before and after). report writes the tables of the results page to OUT.md;
+`go run ./bench/warmstart -dir DIR -out OUT.png` draws the curves.
 
 The sampled completions differ between the two trainers (their random
 number generators differ), so the curves are compared across seeds, not
@@ -51,6 +52,8 @@ SETTINGS = dict(num_generations=8, per_device_train_batch_size=32, max_completio
 # variants of the results page (e.g. '{"temperature": 0.7}').
 SETTINGS.update(json.loads(os.environ.get("WARMSTART_SETTINGS", "{}")))
 STEPS = SETTINGS["max_steps"]
+# WARMSTART_SFT_STEPS: the warm start's supervised steps (default 150).
+SFT_STEPS = int(os.environ.get("WARMSTART_SFT_STEPS", "150"))
 TINY = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
             max_position_embeddings=64, words_from_dataset=20)
 
@@ -133,7 +136,7 @@ def yaml_config(d, out, lr, seed, warm):
     cfg.update({k: v for k, v in SETTINGS.items()})
     if warm:
         cfg["model"] = {"tiny": TINY}
-        cfg["sft"] = {"max_steps": 150, "learning_rate": 0.003}
+        cfg["sft"] = {"max_steps": SFT_STEPS, "learning_rate": 0.003}
         cfg["max_steps"] = 1
     else:
         cfg["model"] = {"model_name_or_path": os.path.join(d, "warm")}
@@ -326,8 +329,9 @@ def cmd_report(d, out_md):
     lines = []
     lrs = sorted({lr for lr, _ in runs}, reverse=True)
     # Summary: per learning rate and side, the mean over seeds.
-    lines.append("| lr | trainer | seeds | greedy before | greedy after | sampled reward, steps 1–5 | steps 36–40 | "
-                 "frac_reward_zero_std, steps 36–40 | entropy step 1 → 40 |")
+    last = f"steps {STEPS - 4}–{STEPS}"
+    lines.append(f"| lr | trainer | seeds | greedy before | greedy after | sampled reward, steps 1–5 | {last} | "
+                 f"frac_reward_zero_std, {last} | entropy, step 1 → {STEPS} |")
     lines.append("|---|---|---|---|---|---|---|---|---|")
     for lr in lrs:
         for side in ("grpokit", "trl"):
@@ -350,31 +354,11 @@ def cmd_report(d, out_md):
     means = {}
     for key, rs in runs.items():
         means[key] = np.array([[s["reward"] for s in st] for _, st, _ in rs]).mean(axis=0)
-    for i in range(STEPS):
+    for i in range(STEPS) if STEPS <= 40 else range(0, STEPS, 10):
         row = [f"{means[(lr, side)][i]:.3f}" if (lr, side) in means else "" for lr in lrs for side in ("grpokit", "trl")]
         lines.append(f"| {i + 1} | " + " | ".join(row) + " |")
-    with open(out_md + ".tables", "w") as fh:
+    with open(out_md, "w") as fh:
         fh.write("\n".join(lines) + "\n")
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("no matplotlib: no plot")
-        return
-    fig, axes = plt.subplots(1, len(lrs), figsize=(4 * len(lrs), 3.2), sharey=True)
-    for ax, lr in zip(np.atleast_1d(axes), lrs):
-        for side, color in (("grpokit", "tab:blue"), ("trl", "tab:orange")):
-            for _, st, _ in runs.get((lr, side), []):
-                ax.plot([s["reward"] for s in st], color=color, alpha=0.25, lw=0.8)
-            if (lr, side) in means:
-                ax.plot(means[(lr, side)], color=color, lw=2, label=f"{side} (mean)")
-        ax.set_title(f"lr {lr:g}")
-        ax.set_xlabel("step")
-    np.atleast_1d(axes)[0].set_ylabel("sampled reward")
-    np.atleast_1d(axes)[0].legend()
-    fig.tight_layout()
-    fig.savefig(os.path.splitext(out_md)[0] + ".png", dpi=90)
 
 
 def main():
