@@ -66,10 +66,10 @@ func (t *Trainer) watchCollapse(m Metrics) {
 	first, last := mean(w.first), mean(w.recent)
 	if first > 0 && last < frac*first {
 		w.warned = true
-		t.logger().Warn(fmt.Sprintf("grpo: sampled reward collapsed after the warm start: the mean of the last %d steps is below %g of the first %d steps'; "+
-			"the updates are too large for the model (lower learning_rate: full fine-tuning of a small model wants about 1e-5 to 1e-4), "+
-			"or the warm start left sampling far worse than greedy decoding (compare eval's greedy reward with the sampled one; more sft steps, or a lower temperature)", k, frac, k),
-			"step", t.step, "first_steps_reward", first, "last_steps_reward", last, "window", k)
+		t.logger().Warn("grpo: sampled reward collapsed after the warm start: the mean reward of the last window steps fell below fraction of the first window steps' mean; "+
+			"the learning rate is likely too high for this model (lower it 3-10x; docs/training.md gives ranges by model size, LoRA or full fine-tuning), "+
+			"or sampling is far worse than greedy decoding after the warm start (compare eval's greedy reward; more sft steps, or a lower temperature)",
+			"step", t.step, "first_steps_reward", first, "last_steps_reward", last, "window", k, "fraction", frac)
 	}
 }
 

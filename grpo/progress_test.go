@@ -117,7 +117,7 @@ func TestWarmStartCollapseWarns(t *testing.T) {
 				}
 				return
 			}
-			want := fmt.Sprintf("step=%d first_steps_reward=0.5 last_steps_reward=0 window=%d", tt.wantStep, k)
+			want := fmt.Sprintf("step=%d first_steps_reward=0.5 last_steps_reward=0 window=%d fraction=0.5", tt.wantStep, k)
 			if n != 1 || !strings.Contains(got, want) {
 				t.Errorf("want one collapse warning with %q, got:\n%s", want, got)
 			}
