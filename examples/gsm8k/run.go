@@ -207,6 +207,7 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("gsm8k: %w", err)
 	}
 	trainer.Progress = out
+	trainer.WarmStarted = s.Tiny && cfg.SFTSteps > 0 && from == "" // warned of a collapse of the sampled reward
 	s.Limit(trainer)
 	if err := exkit.Resume(trainer, from, out); err != nil {
 		return fmt.Errorf("gsm8k: %w", err)
