@@ -1,6 +1,7 @@
 package grpo
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -8,6 +9,69 @@ import (
 
 // defaultZeroStdWarnSteps is Trainer.ZeroStdWarnSteps's default.
 const defaultZeroStdWarnSteps = 10
+
+// Trainer.CollapseWarnSteps's and Trainer.CollapseFraction's defaults.
+const (
+	defaultCollapseWarnSteps = 5
+	defaultCollapseFraction  = 0.5
+)
+
+// collapseWatch holds the sampled rewards a warm-started run's collapse
+// warning compares: those of the run's first steps, and of its latest.
+type collapseWatch struct {
+	first  []float64 // the first window's step rewards
+	recent []float64 // the latest steps' rewards, at most a window
+	warned bool
+}
+
+// mean is the mean of xs.
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// watchCollapse feeds a step's sampled reward to the warm-start collapse
+// watch (Trainer.WarmStarted) and warns, once, when the mean of the last
+// CollapseWarnSteps steps has fallen below CollapseFraction of the mean
+// of the run's first CollapseWarnSteps steps. Steps whose reward is NaN
+// (no reward applied) are left out; a resumed run is not watched.
+func (t *Trainer) watchCollapse(m Metrics) {
+	k := cmp.Or(t.CollapseWarnSteps, defaultCollapseWarnSteps)
+	w := &t.collapse
+	if !t.WarmStarted || k < 0 || t.startStep > 0 || w.warned {
+		return
+	}
+	r, ok := m["reward"]
+	if !ok || math.IsNaN(r) {
+		return
+	}
+	if len(w.first) < k {
+		w.first = append(w.first, r)
+		return
+	}
+	w.recent = append(w.recent, r)
+	if len(w.recent) > k {
+		w.recent = w.recent[1:]
+	}
+	if len(w.recent) < k {
+		return
+	}
+	frac := t.CollapseFraction
+	if frac == 0 {
+		frac = defaultCollapseFraction
+	}
+	first, last := mean(w.first), mean(w.recent)
+	if first > 0 && last < frac*first {
+		w.warned = true
+		t.logger().Warn("grpo: sampled reward collapsed after the warm start: the mean reward of the last window steps fell below fraction of the first window steps' mean; "+
+			"the learning rate is likely too high for this model (lower it 3-10x; docs/training.md gives ranges by model size, LoRA or full fine-tuning), "+
+			"or sampling is far worse than greedy decoding after the warm start (compare eval's greedy reward; more sft steps, or a lower temperature)",
+			"step", t.step, "first_steps_reward", first, "last_steps_reward", last, "window", k, "fraction", frac)
+	}
+}
 
 // logWindow holds the metrics of the steps since the last progress line,
 // so that the line shows their mean, as TRL's logs average over
@@ -80,6 +144,7 @@ func (t *Trainer) logStep(m Metrics, total int) {
 		t.logger().Warn("grpo: no learning signal: every group's completions got equal rewards (frac_reward_zero_std = 1), so every advantage is 0; make the task easier or the rewards finer, or raise num_generations or temperature",
 			"step", t.step, "steps_in_a_row", t.win.zeroStd)
 	}
+	t.watchCollapse(m)
 	if t.cfg.LoggingSteps > 0 && (t.step%t.cfg.LoggingSteps == 0 || t.step == total) {
 		fmt.Fprintln(t.progress(), t.progressLine(t.win.flush(m), total))
 		if t.cfg.LogCompletions && t.buf != nil {

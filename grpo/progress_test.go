@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/grpokit/grpokit/grpo"
@@ -60,5 +62,65 @@ func TestProgressAveragesAndWarns(t *testing.T) {
 	if strings.Count(got, "level=WARN msg=\"grpo: no learning signal") != 2 || !strings.Contains(got, "step=3 steps_in_a_row=3") ||
 		!strings.Contains(got, "step=6 steps_in_a_row=6") {
 		t.Errorf("want warnings after 3 and 6 tied steps, got:\n%s", got)
+	}
+}
+
+// TestWarmStartCollapseWarns: a warm-started run whose sampled reward
+// falls from 0.5 (the first CollapseWarnSteps steps) to 0 is warned about
+// once, at the first step whose last window's mean is below
+// CollapseFraction of the first window's; a run not warm-started, one
+// whose reward holds, one whose fall stays above the fraction and one with
+// the warning off are not.
+func TestWarmStartCollapseWarns(t *testing.T) {
+	const k = 3
+	tests := []struct {
+		name     string
+		warm     bool
+		warnK    int
+		after    float64 // each completion's reward after the first k steps (before: 0, 1, 0, 1, …)
+		wantStep int     // 0: no warning
+	}{
+		{"collapse", true, k, 0, 2 * k},
+		{"not warm-started", false, k, 0, 0},
+		{"reward holds", true, k, 0.5, 0},
+		{"fall above the fraction", true, k, 0.3, 0},
+		{"off", true, -1, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := smallConfig(t)
+			cfg.MaxSteps, cfg.LearningRate = 4*k, 0
+			var calls atomic.Int64
+			perStep := int64(cfg.BatchSize)
+			f := reward.Func(func(_, _, _ string) float64 {
+				i := calls.Add(1) - 1
+				if i < k*perStep {
+					return float64(i % 2)
+				}
+				return tt.after
+			})
+			tr, err := grpo.NewTrainer(newPolicy(t), cfg, reward.Named{Name: "r", Weight: 1, Scorer: f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var log strings.Builder
+			tr.Progress, tr.Logger, tr.ZeroStdWarnSteps = io.Discard, textLogger(&log), -1
+			tr.WarmStarted, tr.CollapseWarnSteps = tt.warm, tt.warnK
+			if err := tr.Train(context.Background(), sayDataset()); err != nil {
+				t.Fatal(err)
+			}
+			got := log.String()
+			n := strings.Count(got, "grpo: sampled reward collapsed after the warm start")
+			if tt.wantStep == 0 {
+				if n != 0 {
+					t.Errorf("want no collapse warning, got:\n%s", got)
+				}
+				return
+			}
+			want := fmt.Sprintf("step=%d first_steps_reward=0.5 last_steps_reward=0 window=%d fraction=0.5", tt.wantStep, k)
+			if n != 1 || !strings.Contains(got, want) {
+				t.Errorf("want one collapse warning with %q, got:\n%s", want, got)
+			}
+		})
 	}
 }

@@ -45,6 +45,23 @@ type Trainer struct {
 	// (every advantage is 0). The warning repeats every as many steps while
 	// it lasts. 0 means 10; a negative value never warns.
 	ZeroStdWarnSteps int
+	// WarmStarted says the policy comes out of a supervised warm start
+	// (sft.Trainer; the grpokit command sets it after its sft section).
+	// Such a run's sampled reward is watched: once the mean reward of the
+	// last CollapseWarnSteps steps falls below CollapseFraction times the
+	// mean reward of the run's first CollapseWarnSteps steps (the first
+	// window mean above 0), the trainer warns on Logger, once. A run
+	// resumed from a checkpoint is not watched (its first steps are not
+	// the warm start's). Set it before training.
+	WarmStarted bool
+	// CollapseWarnSteps is the window, in steps, of the warm-start
+	// collapse warning (see WarmStarted); 0 means 5; a negative value
+	// never warns.
+	CollapseWarnSteps int
+	// CollapseFraction is the fraction of the first steps' mean reward
+	// below which the last steps' mean counts as a collapse (see
+	// WarmStarted); 0 means 0.5.
+	CollapseFraction float64
 	// OnStep, when set, is called after every optimizer step with that
 	// step's metrics (the object written to metrics.jsonl).
 	OnStep func(m Metrics)
@@ -118,6 +135,7 @@ type Trainer struct {
 	permEpoch int
 	started   time.Time
 	win       logWindow // metrics since the last progress line
+	collapse  collapseWatch
 	startStep int
 	marks     []stepMark     // when the last progress lines' steps ended, for the ETA
 	rel       runState       // run id, resume and non-finite bookkeeping (outdir.go, guard.go)

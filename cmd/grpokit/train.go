@@ -316,6 +316,9 @@ func train(ctx context.Context, c runConfig, out io.Writer) error {
 		return err
 	}
 	tr.OutputLock, tr.AdoptRun = lock, c.adopt
+	// A run fresh out of the sft section is watched for a collapse of its
+	// sampled reward (a resumed run's first steps are not the warm start's).
+	tr.WarmStarted = c.SFT != nil && c.SFT.Steps > 0 && from == ""
 	if c.MaxSteps == 0 {
 		fmt.Fprintf(out, "grpokit: max_steps 0: training num_train_epochs = %g passes over %d examples, %d steps\n",
 			c.NumTrainEpochs, len(s.train), c.TrainSteps(len(s.train)))

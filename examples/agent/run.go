@@ -157,6 +157,8 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	trainer.Progress = out
+	// A warm-started run is warned of a collapse of its sampled reward.
+	trainer.WarmStarted = s.Tiny && cfg.SFTSteps > 0 && s.From == ""
 	s.Limit(trainer)
 	if err := trainer.SetTools(tools); err != nil {
 		return fmt.Errorf("agent: %w", err)

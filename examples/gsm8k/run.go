@@ -207,6 +207,8 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("gsm8k: %w", err)
 	}
 	trainer.Progress = out
+	// A warm-started run is warned of a collapse of its sampled reward.
+	trainer.WarmStarted = s.Tiny && cfg.SFTSteps > 0 && from == ""
 	s.Limit(trainer)
 	if err := exkit.Resume(trainer, from, out); err != nil {
 		return fmt.Errorf("gsm8k: %w", err)

@@ -190,6 +190,8 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("wordle: %w", err)
 	}
 	trainer.Progress = out
+	// A warm-started run is warned of a collapse of its sampled reward.
+	trainer.WarmStarted = s.Tiny && cfg.SFTSteps > 0 && s.From == ""
 	s.Limit(trainer) // memory budget, Go's memory limit, the folder's lock
 	if err := exkit.Resume(trainer, s.From, out); err != nil {
 		return fmt.Errorf("wordle: %w", err)
