@@ -152,7 +152,10 @@ class ConstrainedGRPOTrainer(GRPOTrainer):
             ids, am = input_ids[s:s + batch_size], attention_mask[s:s + batch_size]
             with self.accelerator.autocast():
                 logits = model(input_ids=ids, attention_mask=am, logits_to_keep=logits_to_keep + 1).logits
-            logits = logits[:, :-1, :].float() / self.temperature
+            logits = logits[:, :-1, :]
+            if logits.dtype != torch.float64:
+                logits = logits.float()
+            logits = logits / self.temperature
             comp = ids[:, -logits_to_keep:]
             mask = allowed_mask(self.trie, comp.cpu(), logits.size(-1)).to(logits.device)
             logits = logits.masked_fill(~mask, -1e9)
@@ -252,10 +255,15 @@ def main():
     ap.add_argument("--no-eval", action="store_true", help="skip the held-out evaluations")
     ap.add_argument("--eval-n", type=int, default=0, help="evaluate only the first N held-out hands (0: the config's eval)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    ap.add_argument("--float64", action="store_true",
+                    help="load and train the model in float64 (a reference for the first step's float32 values)")
+    ap.add_argument("--seed", type=int, help="override the config's seed (give examples/poker the same -seed, for -rows too)")
     a = ap.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
     c = yaml.safe_load(open(a.config))
+    if a.seed is not None:
+        c["seed"] = a.seed
     os.makedirs(a.out, exist_ok=True)
 
     rows = [json.loads(l) for l in open(a.rows)]
@@ -265,7 +273,7 @@ def main():
         raise SystemExit(f"poker.py: {a.rows} has {len(train)} training rows, want {c['max_steps'] * c['prompts']}")
 
     tok = AutoTokenizer.from_pretrained(a.model)
-    model = AutoModelForCausalLM.from_pretrained(a.model, dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(a.model, dtype=torch.float64 if a.float64 else torch.float32)
     trie = Trie(tok)
     constrain_generate(model, trie)
 
