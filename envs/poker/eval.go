@@ -30,6 +30,9 @@ type Report struct {
 	MacroAccuracy float64
 	// ValidShare is the share of predictions that parse as a label.
 	ValidShare float64
+	// MeanReward is the mean of Reward over the examples: the true
+	// class's Weight where the prediction is right, 0 elsewhere.
+	MeanReward float64
 	// Confusion counts valid predictions: Confusion[truth][predicted].
 	// It shows which class a weak one is mistaken for.
 	Confusion [NumClasses][NumClasses]int
@@ -62,6 +65,7 @@ func Evaluate(predictions []string, truths []Class) (Report, error) {
 			r.Correct++
 			correct++
 			valid++
+			rep.MeanReward += t.Weight()
 		default:
 			valid++
 		}
@@ -70,6 +74,7 @@ func Evaluate(predictions []string, truths []Class) (Report, error) {
 	if rep.N > 0 {
 		rep.Accuracy = float64(correct) / float64(rep.N)
 		rep.ValidShare = float64(valid) / float64(rep.N)
+		rep.MeanReward /= float64(rep.N)
 	}
 	present := 0
 	for _, r := range rep.PerClass {

@@ -67,6 +67,10 @@ func TestEvaluate(t *testing.T) {
 	if rep.Accuracy != 0.5 || abs(rep.MacroAccuracy-4.0/9) > 1e-12 || abs(rep.ValidShare-5.0/6) > 1e-12 || rep.N != 6 {
 		t.Errorf("report = %+v", rep)
 	}
+	// Right: two flushes (weight 2 each) and one pair (weight 1): 5/6.
+	if abs(rep.MeanReward-5.0/6) > 1e-12 {
+		t.Errorf("MeanReward = %v, want 5/6", rep.MeanReward)
+	}
 	// Valid predictions only: the invalid "pair" is in no cell.
 	var confusion [NumClasses][NumClasses]int
 	confusion[Flush][Flush] = 2

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -175,6 +176,78 @@ func TestParseConfigFile(t *testing.T) {
 	}
 }
 
+// TestSharedTRLConfig checks that the GRPOConfig values bench/trl/poker.py
+// gives TRL reach examples/poker too.
+func TestSharedTRLConfig(t *testing.T) {
+	cfg := defaults()
+	if err := parse(&cfg, []string{"-config", filepath.Join("..", "..", "bench", "trl", "poker.yaml")}); err != nil {
+		t.Fatal(err)
+	}
+	gc := cfg.GRPO(10)
+	if cfg.Steps != 100 || cfg.Prompts != 4 || cfg.Generations != 4 || cfg.LR != 1e-5 || cfg.Schedule != "cosine" ||
+		cfg.Entropy != 0 || cfg.MaxCompletion != 8 || cfg.Eval != 540 || cfg.Train != "full" {
+		t.Errorf("example settings %+v", cfg)
+	}
+	if gc.ShuffleDataset || gc.TopP != 1 || gc.TopK != 0 || gc.LossType != "dapo" || gc.Beta != 0 || !gc.GradientCheckpointing ||
+		gc.MaxGradNorm != 1 || gc.Seed != 1 || gc.BatchSize != 16 || !gc.LogCompletions {
+		t.Errorf("trainer settings %+v", gc)
+	}
+}
+
+// TestRows checks -rows: the training rows in the order an unshuffled
+// trainer visits them (example i is of class i mod 9), then the held-out
+// hands, balanced, and no training.
+func TestRows(t *testing.T) {
+	cfg := defaults()
+	cfg.Steps, cfg.Prompts, cfg.Eval = 3, 4, 18
+	cfg.Out, cfg.Stdout = t.TempDir(), io.Discard
+	cfg.Rows = filepath.Join(cfg.Out, "rows.jsonl")
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cfg.Rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 12+18 {
+		t.Fatalf("%d rows, want 12 training + 18 held-out", len(lines))
+	}
+	perClass := map[string]int{}
+	for i, l := range lines {
+		var r row
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		h, err := poker.ParseHand(r.Hand)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := poker.Classify(h).String(); got != r.Answer {
+			t.Errorf("row %d: %s is a %s, answer %q", i, r.Hand, got, r.Answer)
+		}
+		switch {
+		case i < 12:
+			if r.Split != "train" || r.Index != i || r.Answer != poker.Class(i%9).String() {
+				t.Errorf("row %d: %+v, want training example %d of class %s", i, r, i, poker.Class(i%9))
+			}
+		default:
+			if r.Split != "eval" || r.Index != i-12 {
+				t.Errorf("row %d: %+v, want held-out hand %d", i, r, i-12)
+			}
+			perClass[r.Answer]++
+		}
+	}
+	for _, c := range poker.Classes() {
+		if perClass[c.String()] != 2 {
+			t.Errorf("held-out %s: %d hands, want 2 of each class", c, perClass[c.String()])
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Out, checkpoint.MetricsFile)); err == nil {
+		t.Error("-rows trained: metrics.jsonl written")
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	noTok := t.TempDir()
 	if err := os.WriteFile(filepath.Join(noTok, "config.json"), []byte(`{"model_type": "llama"}`), 0o644); err != nil {
@@ -201,6 +274,7 @@ func TestBadInput(t *testing.T) {
 		{"no layers", []string{"-layers", "0"}, "-hidden 64 -layers 0: want both ≥ 1"},
 		{"bad order", []string{"-order", "suit"}, `-order "suit": want grouped or rank`},
 		{"negative eval-every", []string{"-eval-every", "-5"}, "-eval-every -5: want ≥ 0"},
+		{"negative completion cap", []string{"-max-completion-length", "-1"}, "-max-completion-length -1: want ≥ 0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

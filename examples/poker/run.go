@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,6 +49,16 @@ type config struct {
 	// training (the learning curve in eval.jsonl); 0 means only before
 	// and after.
 	EvalEvery int `json:"eval_every"`
+	// MaxCompletion caps the tokens of a training completion; 0 means the
+	// longest label and its EOS (under the constraint no completion is
+	// longer, so a larger cap changes nothing but the setting).
+	MaxCompletion int `json:"max_completion_length"`
+	// Rows, if set, names a JSONL file that receives the run's rows and
+	// the program then exits without training: the training rows in the
+	// order the trainer visits them without shuffling (max_steps × prompts
+	// of them), then the held-out hands. A reference trainer (TRL) reads
+	// them to train on the same rows.
+	Rows string `json:"-"`
 }
 
 // defaults are the settings of `go run ./examples/poker`.
@@ -71,6 +82,8 @@ func parse(cfg *config, args []string) error {
 		fs.StringVar(&cfg.Scale, "scale-rewards", cfg.Scale, "advantage scaling: group, batch or none")
 		fs.StringVar(&cfg.Order, "order", cfg.Order, "tiny model's card order: grouped (equal ranks together, bigger groups first) or rank (sorted by rank)")
 		fs.BoolVar(&cfg.DropTied, "drop-tied", cfg.DropTied, "leave groups whose rewards all tie out of the loss (grpo.Config.DropZeroStdGroups)")
+		fs.IntVar(&cfg.MaxCompletion, "max-completion-length", cfg.MaxCompletion, "cap on a training completion's tokens (0: the longest label and its EOS)")
+		fs.StringVar(&cfg.Rows, "rows", cfg.Rows, "write the training rows (in visiting order, unshuffled) and the held-out hands to this JSONL file, then exit")
 	}, args)
 }
 
@@ -181,11 +194,16 @@ func (d hands) Example(i int) (dataset.Example, error) {
 	if i < 0 || i >= d.n {
 		return dataset.Example{}, fmt.Errorf("poker: example %d out of range", i)
 	}
-	c := poker.Class(i % poker.NumClasses)
-	h := poker.NewSampler(d.seed ^ uint64(i+1)*0x9e3779b97f4a7c15).Hand(c)
+	h, c := d.hand(i)
 	ex := d.prompt(h)
 	ex.Answer = c.String()
 	return ex, nil
+}
+
+// hand returns example i's hand and class.
+func (d hands) hand(i int) (poker.Hand, poker.Class) {
+	c := poker.Class(i % poker.NumClasses)
+	return poker.NewSampler(d.seed ^ uint64(i+1)*0x9e3779b97f4a7c15).Hand(c), c
 }
 
 // result is one evaluation, as written to eval.json.
@@ -194,6 +212,7 @@ type result struct {
 	Accuracy      float64            `json:"accuracy"`
 	MacroAccuracy float64            `json:"macro_accuracy"`
 	ValidShare    float64            `json:"valid_share"`
+	MeanReward    float64            `json:"mean_reward"`
 	PerClass      map[string]float64 `json:"per_class"`
 	// Confusion[t][p] counts held-out hands of class t labelled p.
 	Confusion [poker.NumClasses][poker.NumClasses]int `json:"confusion"`
@@ -218,6 +237,9 @@ func (c *config) validate() error {
 	}
 	if c.Order != "grouped" && c.Order != "rank" {
 		errs = append(errs, fmt.Errorf("poker: -order %q: want grouped or rank", c.Order))
+	}
+	if c.MaxCompletion < 0 {
+		errs = append(errs, fmt.Errorf("poker: -max-completion-length %d: want ≥ 0", c.MaxCompletion))
 	}
 	if c.EvalEvery < 0 {
 		errs = append(errs, fmt.Errorf("poker: -eval-every %d: want ≥ 0", c.EvalEvery))
@@ -265,6 +287,14 @@ func run(ctx context.Context, cfg config) error {
 
 	// Held-out hands: a sampler seed the training set never uses.
 	test := poker.NewSampler(uint64(cfg.Seed) + 1_000_003).Batch(cfg.Eval)
+	data := hands{seed: uint64(cfg.Seed), n: poker.NumClasses * 100_000, prompt: prompt}
+	if cfg.Rows != "" {
+		if err := writeRows(cfg.Rows, data, cfg.Steps*cfg.Prompts, test, prompt); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "poker: wrote %d training rows and %d held-out hands to %s\n", cfg.Steps*cfg.Prompts, len(test), cfg.Rows)
+		return nil
+	}
 	evaluate := func(step int) (poker.Report, error) {
 		t0 := time.Now()
 		exs := make([]dataset.Example, len(test))
@@ -288,6 +318,9 @@ func run(ctx context.Context, cfg config) error {
 	gc := cfg.GRPO(10)
 	gc.MaxPromptLength = 0
 	gc.MaxCompletionLength = maxLabel + 1
+	if cfg.MaxCompletion > 0 {
+		gc.MaxCompletionLength = cfg.MaxCompletion
+	}
 	gc.LRSchedulerType = grpo.Schedule(cfg.Schedule)
 	gc.ScaleRewards = loss.ScaleRewards(cfg.Scale)
 	gc.EntropyCoef = cfg.Entropy
@@ -318,7 +351,7 @@ func run(ctx context.Context, cfg config) error {
 				rep, err := evaluate(step)
 				evalErr = err
 				if !cfg.Quiet && err == nil {
-					fmt.Fprintf(out, "step %d: held-out macro accuracy %.1f%%\n", step, 100*rep.MacroAccuracy)
+					fmt.Fprintf(out, "step %d: held-out macro accuracy %.1f%%, mean reward %.3f\n", step, 100*rep.MacroAccuracy, rep.MeanReward)
 				}
 			}
 		}
@@ -326,7 +359,6 @@ func run(ctx context.Context, cfg config) error {
 	if cfg.Steps > 0 {
 		fmt.Fprintf(out, "\nGRPO: %d steps × %d hands × %d samples, lr %g\n", cfg.Steps, cfg.Prompts, cfg.Generations, cfg.LR)
 	}
-	data := hands{seed: uint64(cfg.Seed), n: poker.NumClasses * 100_000, prompt: prompt}
 	trainTime, stop, err := exkit.Train(ctx, "poker", &cfg.Config, out, trainer.Step,
 		func(ctx context.Context) error { return errors.Join(trainer.Train(ctx, data), evalErr) },
 		func() error { return plot(cfg.Out) })
@@ -354,12 +386,13 @@ func compare(before, after poker.Report) string {
 	}
 	fmt.Fprintf(&b, "%-16s %7.1f%% %7.1f%%\n", "macro accuracy", 100*before.MacroAccuracy, 100*after.MacroAccuracy)
 	fmt.Fprintf(&b, "%-16s %7.1f%% %7.1f%%\n", "accuracy", 100*before.Accuracy, 100*after.Accuracy)
+	fmt.Fprintf(&b, "%-16s %8.3f %8.3f\n", "mean reward", before.MeanReward, after.MeanReward)
 	return b.String()
 }
 
 func toResult(step int, rep poker.Report, d time.Duration) result {
 	r := result{Step: step, Accuracy: rep.Accuracy, MacroAccuracy: rep.MacroAccuracy, ValidShare: rep.ValidShare,
-		PerClass: map[string]float64{}, Confusion: rep.Confusion, Seconds: d.Seconds()}
+		MeanReward: rep.MeanReward, PerClass: map[string]float64{}, Confusion: rep.Confusion, Seconds: d.Seconds()}
 	for c, cr := range rep.PerClass {
 		r.PerClass[poker.Class(c).String()] = cr.Accuracy()
 	}
@@ -373,4 +406,52 @@ func plot(dir string) error {
 		return err
 	}
 	return exkit.PlotLines(filepath.Join(dir, "reward.png"), "poker: mean reward per GRPO step (class-weighted)", "step", "reward", lines...)
+}
+
+// row is one line of the -rows file.
+type row struct {
+	Split  string `json:"split"` // "train" or "eval"
+	Index  int    `json:"index"`
+	Prompt any    `json:"prompt"` // the chat messages, or the plain text
+	Answer string `json:"answer"`
+	Hand   string `json:"hand"`
+}
+
+// writeRows writes the first n training rows of data in visiting order
+// (unshuffled) and the held-out hands to path as JSONL.
+func writeRows(path string, data hands, n int, test []poker.Example, prompt func(poker.Hand) dataset.Example) error {
+	var b strings.Builder
+	add := func(split string, i int, ex dataset.Example, h poker.Hand) error {
+		r := row{Split: split, Index: i, Prompt: ex.Prompt, Answer: ex.Answer, Hand: handText(h)}
+		if len(ex.Messages) > 0 {
+			r.Prompt = ex.Messages
+		}
+		line, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("poker: -rows: %w", err)
+		}
+		b.Write(append(line, '\n'))
+		return nil
+	}
+	for i := range min(n, data.Len()) {
+		ex, err := data.Example(i)
+		if err != nil {
+			return err
+		}
+		h, _ := data.hand(i)
+		if err := add("train", i, ex, h); err != nil {
+			return err
+		}
+	}
+	for i, ex := range test {
+		e := prompt(ex.Hand)
+		e.Answer = ex.Answer
+		if err := add("eval", i, e, ex.Hand); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("poker: -rows: %w", err)
+	}
+	return nil
 }
