@@ -6,6 +6,7 @@ import (
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
+	"github.com/grpokit/grpokit/internal/adamw"
 	"github.com/grpokit/grpokit/loss"
 )
 
@@ -198,20 +199,11 @@ func (t *Trainer) trainGraph(accumulate, apply bool) func(ctx *mlctx.Context, in
 		if t.update.clipOnHost = t.update.loopable(); t.update.clipOnHost {
 			// The norm, the finite check and the clipping run on the
 			// host, inside the AdamW loops (clipAndApply), with the same
-			// float32 operations as below.
+			// operations as below.
 			return append([]*Node{total, stats}, grads...)
 		}
 
-		var sq *Node
-		for _, gr := range grads {
-			s := ReduceAllSum(Square(gr))
-			if sq == nil {
-				sq = s
-			} else {
-				sq = Add(sq, s)
-			}
-		}
-		norm := Sqrt(sq)
+		norm := adamw.NormGraph(grads)
 		if t.cfg.MaxGradNorm > 0 {
 			// torch.nn.utils.clip_grad_norm_: scale by min(1, max/(norm+1e-6)).
 			coef := MinScalar(Div(Scalar(g, dtypes.Float32, t.cfg.MaxGradNorm), AddScalar(norm, 1e-6)), 1.0)

@@ -81,12 +81,12 @@ func (u *adamUpdate) scalarsGraph(ctx *mlctx.Context, g *Graph) *Node {
 // clipAndApply is the end of the training graph and the update, for the
 // loops: the training graph returns the gradients unclipped (clipOnHost)
 // and this computes their global norm, the finite check and the
-// clipping coefficient as the graph would (trainGraph: the same float32
+// clipping coefficient as the graph would (trainGraph: the same
 // operations in the same order, so the same bits), then takes the AdamW
 // step with each gradient value multiplied by the coefficient inside the
 // adamw pass. That saves the graph's Square and clipping Mul, two full
-// passes over every gradient, and runs the norm's sums (each one
-// sequential, as ReduceAllSum's) on all cores, a variable per core. It
+// passes over every gradient, and runs the norm's sums (adamw.SumSquares,
+// sequential as the graph's reductions) on all cores, a variable per core. It
 // returns the norm and whether the step was taken (loss and norm
 // finite); the gradients are consumed either way.
 func (u *adamUpdate) clipAndApply(loss float32, grads []*tensors.Tensor, maxNorm float64) (norm float32, applied bool, err error) {
@@ -97,12 +97,16 @@ func (u *adamUpdate) clipAndApply(loss float32, grads []*tensors.Tensor, maxNorm
 			return 0, false, fmt.Errorf("grpo: gradient %d: %w", i, err)
 		}
 	}
-	sums := sumSquares(flat)
+	rows := make([]int, len(grads))
+	for i, t := range grads {
+		rows[i] = adamw.RowLength(t.Shape().Dimensions)
+	}
+	sums := sumSquares(flat, rows)
 	sq := sums[0]
 	for _, s := range sums[1:] {
 		sq += s
 	}
-	norm = float32(math.Sqrt(float64(sq)))
+	norm = float32(math.Sqrt(sq))
 	if !finite(float64(loss)) || !finite(float64(norm)) {
 		dropGradients(grads)
 		return norm, false, nil
@@ -115,10 +119,11 @@ func (u *adamUpdate) clipAndApply(loss float32, grads []*tensors.Tensor, maxNorm
 	return norm, true, u.applyLoops(grads, coef)
 }
 
-// sumSquares returns adamw.SumSquares of each slice, computed on up to
-// GOMAXPROCS goroutines that take whole slices, largest first.
-func sumSquares(xs [][]float32) []float32 {
-	sums := make([]float32, len(xs))
+// sumSquares returns adamw.SumSquares of each slice (in rows of rows[i]),
+// computed on up to GOMAXPROCS goroutines that take whole slices, largest
+// first.
+func sumSquares(xs [][]float32, rows []int) []float64 {
+	sums := make([]float64, len(xs))
 	order := make([]int, len(xs))
 	for i := range order {
 		order[i] = i
@@ -132,7 +137,7 @@ func sumSquares(xs [][]float32) []float32 {
 				return
 			}
 			i := order[k]
-			sums[i] = adamw.SumSquares(xs[i])
+			sums[i] = adamw.SumSquares(xs[i], rows[i])
 		}
 	}
 	var wg sync.WaitGroup

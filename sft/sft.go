@@ -11,6 +11,7 @@ import (
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/internal/adamw"
 	"github.com/grpokit/grpokit/internal/optim"
 	"github.com/grpokit/grpokit/internal/pad"
 )
@@ -75,15 +76,8 @@ func (s *Trainer) graph(ctx *mlctx.Context, in []*Node) *Node {
 	}
 	grads := Gradient(loss, values...)
 	if s.cfg.MaxGradNorm > 0 {
-		var sq *Node
-		for _, gr := range grads {
-			if x := ReduceAllSum(Square(gr)); sq == nil {
-				sq = x
-			} else {
-				sq = Add(sq, x)
-			}
-		}
-		coef := MinScalar(Div(Scalar(g, dtypes.Float32, s.cfg.MaxGradNorm), AddScalar(Sqrt(sq), 1e-6)), 1.0)
+		norm := adamw.NormGraph(grads)
+		coef := MinScalar(Div(Scalar(g, dtypes.Float32, s.cfg.MaxGradNorm), AddScalar(norm, 1e-6)), 1.0)
 		for i := range grads {
 			grads[i] = Mul(grads[i], coef)
 		}

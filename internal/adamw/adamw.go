@@ -103,14 +103,3 @@ func step(p Params, w, g, m1, m2 []float32) {
 		w[i] = wi - s
 	}
 }
-
-// SumSquares returns Σ x[i]² in float32, each square rounded and added in
-// index order from 0, as a graph's ReduceAllSum(Square(x)) computes it on
-// the pure-Go backend (one sequential sum: the same bits).
-func SumSquares(x []float32) float32 {
-	var acc float32
-	for _, v := range x {
-		acc += float32(v * v)
-	}
-	return acc
-}
