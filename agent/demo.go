@@ -77,10 +77,12 @@ func (r *Renderer) Demonstration(d Demonstration, tools []*Tool) (Trajectory, er
 		}
 		res := make([]Result, len(calls))
 		for j, c := range calls {
+			// An unreadable call stays in, as in a rollout: a
+			// demonstration may show recovering from one.
+			res[j] = Result{Name: c.Name, Content: turn.Results[j], Err: c.Err}
 			if c.Err != nil {
-				return Trajectory{}, fmt.Errorf("agent: demonstration: turn %d, call %d: %w", i+1, j+1, c.Err)
+				t.Failures++
 			}
-			res[j] = Result{Name: c.Name, Content: turn.Results[j]}
 		}
 		ins, err := r.ResultIDs(res)
 		if err != nil {
