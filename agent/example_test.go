@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/grpokit/grpokit/agent"
+	"github.com/grpokit/grpokit/tokenizer"
 )
 
 type ConvertArgs struct {
@@ -37,4 +39,52 @@ func ExampleNewTool() {
 	// {"type":"function","function":{"name":"convert","description":"Convert a distance between km and miles.","parameters":{"type":"object","properties":{"value":{"type":"number","description":"the amount"},"from":{"type":"string","enum":["km","mi"]}},"required":["value","from"]}}}
 	// 6.21 mi
 	// {"error":"tool \"convert\": bad arguments: argument \"from\": \"ft\" is not one of \"km\", \"mi\""}
+}
+
+// A warm start for a tool user: a demonstration of a call and its answer
+// renders to the tokens a rollout would hold, the tool's result inserted
+// and masked (mask 0) so that supervised training (sft.FromTrajectory,
+// sft.Trainer.TrainPairs) learns only what the model writes.
+func ExampleRenderer_Demonstration() {
+	dir, err := os.MkdirTemp("", "demo")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := tokenizer.WriteTinyDir(dir, []string{"<call>", "</call>", "<result>", "</result>"}); err != nil {
+		panic(err)
+	}
+	tok, err := tokenizer.LoadDir(dir)
+	if err != nil {
+		panic(err)
+	}
+	r, err := agent.NewRenderer(tok, agent.RendererOptions{Format: agent.Plain{}})
+	if err != nil {
+		panic(err)
+	}
+	traj, err := r.Demonstration(agent.Demonstration{
+		Prompt: agent.Prompt{Text: "Q:123*45="},
+		Turns: []agent.DemoTurn{
+			{Text: "<call>calculator 123*45</call>", Results: []string{"5535"}},
+			{Text: "5535"},
+		},
+	}, []*agent.Tool{agent.Calculator()})
+	if err != nil {
+		panic(err)
+	}
+	// The completion in runs of equal mask: 1 the model writes, 0 inserted.
+	for start := 0; start < len(traj.IDs); {
+		end := start
+		for end < len(traj.IDs) && traj.Mask[end] == traj.Mask[start] {
+			end++
+		}
+		fmt.Printf("%d %q\n", traj.Mask[start], tok.Tokenizer.Decode(traj.IDs[start:end], false))
+		start = end
+	}
+	fmt.Println(traj.Turns, "turns,", traj.Calls, "call")
+	// Output:
+	// 1 "<call>calculator 123*45</call><|im_end|>"
+	// 0 "<result>5535</result>"
+	// 1 "5535<|im_end|>"
+	// 2 turns, 1 call
 }

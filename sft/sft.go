@@ -20,6 +20,11 @@ import (
 // learn (for example the chat template's assistant turn plus EOS).
 type Pair struct {
 	PromptIDs, CompletionIDs []int32
+	// Mask, when not nil, has one entry per CompletionIDs token: 1 for a
+	// token to learn, 0 for one that is context only (a tool result
+	// inside a demonstrated trajectory, as TRL masks tool tokens). nil
+	// learns every completion token.
+	Mask []int32
 }
 
 // Trainer warm-starts a grpo.Policy with supervised fine-tuning (Train
@@ -151,6 +156,9 @@ func pack(batch []Pair, maxPrompt, maxCompletion int) ([]any, error) {
 		if len(pr.CompletionIDs) == 0 || len(pr.PromptIDs) == 0 {
 			return nil, fmt.Errorf("sft: step: pair %d has an empty prompt or completion", i)
 		}
+		if pr.Mask != nil && len(pr.Mask) != len(pr.CompletionIDs) {
+			return nil, fmt.Errorf("sft: step: pair %d has %d mask entries for %d completion tokens", i, len(pr.Mask), len(pr.CompletionIDs))
+		}
 		prompts[i], comps[i] = pr.PromptIDs, pr.CompletionIDs
 		if maxPrompt > 0 && len(prompts[i]) > maxPrompt {
 			prompts[i] = prompts[i][len(prompts[i])-maxPrompt:]
@@ -173,6 +181,9 @@ func pack(batch []Pair, maxPrompt, maxCompletion int) ([]any, error) {
 		for j := range comps[i] {
 			mask[i*l+p+j] = 1
 			lossMask[i*c+j] = 1
+			if batch[i].Mask != nil && batch[i].Mask[j] == 0 {
+				lossMask[i*c+j] = 0
+			}
 		}
 	}
 	return []any{

@@ -7,9 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/grpokit/grpokit/agent"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 )
@@ -60,13 +62,7 @@ func (s *Trainer) Train(ctx context.Context, data dataset.Dataset, opts Options)
 	if data == nil || data.Len() == 0 {
 		return 0, errors.New("sft: empty dataset")
 	}
-	n, batch := data.Len(), s.cfg.BatchSize
-	total := opts.Steps
-	if total <= 0 {
-		total = (max(1, opts.Epochs)*n + batch - 1) / batch
-	}
-	rows := make([]Pair, n)
-	cut, firstCut := 0, -1
+	rows := make([]Pair, data.Len())
 	for i := range rows {
 		ex, err := data.Example(i)
 		if err != nil {
@@ -85,7 +81,26 @@ func (s *Trainer) Train(ctx context.Context, data dataset.Dataset, opts Options)
 			return 0, fmt.Errorf("sft: example %d: %w", i, err)
 		}
 		rows[i] = Pair{PromptIDs: toInt32(p), CompletionIDs: toInt32(c)}
-		if len(c) > s.cfg.MaxCompletionLength {
+	}
+	return s.TrainPairs(ctx, rows, opts)
+}
+
+// TrainPairs is Train on token pairs (Options.Target is not used): Steps
+// steps (or Epochs passes) of Config.BatchSize pairs, a Pair's Mask
+// keeping its masked tokens out of the loss. Demonstrations of tool use
+// come as pairs through FromTrajectory.
+func (s *Trainer) TrainPairs(ctx context.Context, rows []Pair, opts Options) (float64, error) {
+	if len(rows) == 0 {
+		return 0, errors.New("sft: no examples")
+	}
+	n, batch := len(rows), s.cfg.BatchSize
+	total := opts.Steps
+	if total <= 0 {
+		total = (max(1, opts.Epochs)*n + batch - 1) / batch
+	}
+	cut, firstCut := 0, -1
+	for i, r := range rows {
+		if len(r.CompletionIDs) > s.cfg.MaxCompletionLength {
 			if cut++; firstCut < 0 {
 				firstCut = i
 			}
@@ -163,3 +178,11 @@ func toInt32(xs []int) []int32 {
 }
 
 var _ Encoder = (*grpo.LMPolicy)(nil)
+
+// FromTrajectory is the pair that learns trajectory t (for example an
+// agent.Renderer.Demonstration): its prompt as context, its completion as
+// the target, the tokens a tool or the template inserted (Mask 0) kept out
+// of the loss.
+func FromTrajectory(t agent.Trajectory) Pair {
+	return Pair{PromptIDs: toInt32(t.PromptIDs), CompletionIDs: toInt32(t.IDs), Mask: slices.Clone(t.Mask)}
+}

@@ -42,14 +42,17 @@ func (p problem) prompt(tiny bool) agent.Prompt {
 	}
 }
 
-// demo is the warm-start completion of p for the tiny model: a call of the
-// calculator, the result as the Runner inserts it, and the number; or,
-// without the tool, the number alone.
-func (p problem) demo(tool bool) string {
-	if !tool {
-		return strconv.Itoa(p.product())
+// demonstration is the warm-start conversation of p for the tiny model: a
+// call of the calculator, its result, and the number; or, without the
+// tool, the number alone.
+func (p problem) demonstration(tool bool) agent.Demonstration {
+	answer := strconv.Itoa(p.product())
+	d := agent.Demonstration{Prompt: p.prompt(true)}
+	if tool {
+		d.Turns = append(d.Turns, agent.DemoTurn{Text: fmt.Sprintf("<call>calculator %d*%d</call>", p.A, p.B), Results: []string{answer}})
 	}
-	return fmt.Sprintf("<call>calculator %d*%d</call><|im_end|><result>%d</result>%d", p.A, p.B, p.product(), p.product())
+	d.Turns = append(d.Turns, agent.DemoTurn{Text: answer})
+	return d
 }
 
 // correct reports whether a trajectory's final answer is the number answer.
