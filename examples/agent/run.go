@@ -35,6 +35,11 @@ type config struct {
 	// ForceFormat restricts each turn of a -model run to a calculator call
 	// or a number, for trying a folder with random weights.
 	ForceFormat bool `json:"force_format"`
+	// WarmStart is the supervised steps on demonstrations before GRPO of a
+	// -model run (the tiny model's are SFTSteps); WarmLR their peak
+	// learning rate (0: 3e-3 for the tiny model, 1e-4 for a -model run).
+	WarmStart int     `json:"warm_start_steps"`
+	WarmLR    float64 `json:"warm_start_learning_rate"`
 }
 
 func defaults() config {
@@ -52,6 +57,8 @@ func parse(cfg *config, args []string) error {
 		fs.IntVar(&cfg.MaxCompletion, "max-completion", cfg.MaxCompletion, "most tokens of a whole trajectory (model and tool tokens)")
 		fs.IntVar(&cfg.MaxToolCalls, "max-tool-calls", cfg.MaxToolCalls, "most rounds of tool calls per trajectory (max_tool_calling_iterations)")
 		fs.BoolVar(&cfg.ForceFormat, "force-format", cfg.ForceFormat, "with -model: every turn is a calculator call or a number (for random-weight folders)")
+		fs.IntVar(&cfg.WarmStart, "warm-start", cfg.WarmStart, "with -model: supervised steps on demonstrations in the model's tool format before GRPO")
+		fs.Float64Var(&cfg.WarmLR, "warm-lr", cfg.WarmLR, "peak learning rate of the warm start (0: 3e-3 for the tiny model, 1e-4 with -model)")
 	}, args)
 }
 
@@ -104,7 +111,18 @@ func run(ctx context.Context, cfg config) error {
 	}
 	tools.Renderer = renderer
 
-	if s.Tiny && cfg.SFTSteps > 0 && s.From == "" {
+	warmSteps, warmLR, warmBatch := cfg.SFTSteps, cfg.WarmLR, 16
+	if !s.Tiny {
+		warmSteps, warmBatch = cfg.WarmStart, 4
+	}
+	if warmLR == 0 {
+		warmLR = 3e-3
+		if !s.Tiny {
+			warmLR = 1e-4
+		}
+	}
+	warmStarted := warmSteps > 0 && s.From == ""
+	if warmStarted {
 		demos := problems(uint64(cfg.Seed), cfg.Demos)
 		pairs := make([]sft.Pair, len(demos))
 		nTool := 0
@@ -113,17 +131,21 @@ func run(ctx context.Context, cfg config) error {
 			if tool {
 				nTool++
 			}
+			d, err := p.demonstration(tool, s.Tiny, renderer.Format())
+			if err != nil {
+				return err
+			}
 			// The demonstration as the rollout that writes it would
 			// hold it: the calculator's result inserted, out of the loss.
-			traj, err := renderer.Demonstration(p.demonstration(tool), tools.Tools)
+			traj, err := renderer.Demonstration(d, tools.Tools)
 			if err != nil {
 				return fmt.Errorf("agent: %w", err)
 			}
 			pairs[i] = sft.FromTrajectory(traj)
 		}
-		fmt.Fprintf(out, "\nwarm start: %d supervised steps on %d demonstrations (%d call the calculator, %d answer at once)\n",
-			cfg.SFTSteps, len(demos), nTool, len(demos)-nTool)
-		if err := warmStart(ctx, policy, pairs, cfg.SFTSteps, cfg.Seed, progress(cfg)); err != nil {
+		fmt.Fprintf(out, "\nwarm start: %d supervised steps on %d demonstrations (%d call the calculator, %d answer at once), batch %d, lr %g\n",
+			warmSteps, len(demos), nTool, len(demos)-nTool, warmBatch, warmLR)
+		if err := warmStart(ctx, policy, pairs, warmSteps, warmBatch, warmLR, cfg.Seed, progress(cfg)); err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
 	}
@@ -165,7 +187,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 	trainer.Progress = out
 	// A warm-started run is warned of a collapse of its sampled reward.
-	trainer.WarmStarted = s.Tiny && cfg.SFTSteps > 0 && s.From == ""
+	trainer.WarmStarted = warmStarted
 	s.Limit(trainer)
 	if err := trainer.SetTools(tools); err != nil {
 		return fmt.Errorf("agent: %w", err)
@@ -216,20 +238,31 @@ func run(ctx context.Context, cfg config) error {
 // turn is the calculator call of 123 × 45, or 5535, or 5536 (the problems
 // are then all 123 × 45, see fixedProblems).
 func forcedFormat(s *exkit.Setup) (model.Constraint, error) {
-	var call string
-	switch f, err := agent.DetectFormat(s.Tok.Templates["default"].Source()); {
-	case err != nil:
+	f, err := agent.DetectFormat(s.Tok.Templates["default"].Source())
+	if err != nil {
 		return nil, fmt.Errorf("agent: -force-format: %w", err)
-	case f.Name() == "hermes":
-		call = "<tool_call>\n{\"name\": \"calculator\", \"arguments\": {\"expression\": \"123*45\"}}\n</tool_call>"
-	case f.Name() == "llama3":
-		call = `{"name": "calculator", "parameters": {"expression": "123*45"}}`
-	case f.Name() == "gemma":
-		call = "```tool_code\n{\"name\": \"calculator\", \"arguments\": {\"expression\": \"123*45\"}}\n```"
-	default:
-		return nil, fmt.Errorf("agent: -force-format: no forced call for format %q", f.Name())
+	}
+	call, err := callText(f, "123*45")
+	if err != nil {
+		return nil, fmt.Errorf("agent: -force-format: %w", err)
 	}
 	return model.NewTrie([][]int{s.Encode(call), s.Encode("5535"), s.Encode("5536")}, s.Tok.EOS[0]), nil
+}
+
+// callText is a call of the calculator on expr as a model writes it in
+// format f.
+func callText(f agent.Format, expr string) (string, error) {
+	switch f.Name() {
+	case "plain":
+		return "<call>calculator " + expr + "</call>", nil
+	case "hermes":
+		return "<tool_call>\n{\"name\": \"calculator\", \"arguments\": {\"expression\": \"" + expr + "\"}}\n</tool_call>", nil
+	case "llama3":
+		return `{"name": "calculator", "parameters": {"expression": "` + expr + `"}}`, nil
+	case "gemma":
+		return "```tool_code\n{\"name\": \"calculator\", \"arguments\": {\"expression\": \"" + expr + "\"}}\n```", nil
+	}
+	return "", fmt.Errorf("no calculator call written for format %q", f.Name())
 }
 
 // fixedProblems are n copies of the product -force-format's call
@@ -268,13 +301,13 @@ func plot(dir string) error {
 }
 
 // warmStart is supervised fine-tuning on the demonstrations before GRPO:
-// steps steps of 16 pairs at a learning rate of 3e-3 that warms up over
-// the first tenth and decays along a half cosine. Its optimizer state is
-// released afterwards, so that GRPO's AdamW starts afresh.
-func warmStart(ctx context.Context, policy *grpo.LMPolicy, pairs []sft.Pair, steps int, seed int64, progress io.Writer) error {
+// steps steps of batch pairs at a peak learning rate of lr that warms up
+// over the first tenth and decays along a half cosine. Its optimizer
+// state is released afterwards, so that GRPO's AdamW starts afresh.
+func warmStart(ctx context.Context, policy *grpo.LMPolicy, pairs []sft.Pair, steps, batch int, lr float64, seed int64, progress io.Writer) error {
 	cfg := sft.DefaultConfig()
-	cfg.BatchSize, cfg.Seed = 16, seed
-	cfg.LearningRate, cfg.LRSchedulerType, cfg.WarmupSteps = 3e-3, grpo.ScheduleCosine, max(1, steps/10)
+	cfg.BatchSize, cfg.Seed = batch, seed
+	cfg.LearningRate, cfg.LRSchedulerType, cfg.WarmupSteps = lr, grpo.ScheduleCosine, max(1, steps/10)
 	cfg.MaxPromptLength, cfg.MaxCompletionLength = 0, 1
 	for _, p := range pairs {
 		cfg.MaxCompletionLength = max(cfg.MaxCompletionLength, len(p.CompletionIDs))

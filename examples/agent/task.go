@@ -42,17 +42,21 @@ func (p problem) prompt(tiny bool) agent.Prompt {
 	}
 }
 
-// demonstration is the warm-start conversation of p for the tiny model: a
-// call of the calculator, its result, and the number; or, without the
+// demonstration is the warm-start conversation of p: a call of the
+// calculator in format f, its result, and the number; or, without the
 // tool, the number alone.
-func (p problem) demonstration(tool bool) agent.Demonstration {
+func (p problem) demonstration(tool, tiny bool, f agent.Format) (agent.Demonstration, error) {
 	answer := strconv.Itoa(p.product())
-	d := agent.Demonstration{Prompt: p.prompt(true)}
+	d := agent.Demonstration{Prompt: p.prompt(tiny)}
 	if tool {
-		d.Turns = append(d.Turns, agent.DemoTurn{Text: fmt.Sprintf("<call>calculator %d*%d</call>", p.A, p.B), Results: []string{answer}})
+		call, err := callText(f, fmt.Sprintf("%d*%d", p.A, p.B))
+		if err != nil {
+			return d, fmt.Errorf("agent: warm start: %w", err)
+		}
+		d.Turns = append(d.Turns, agent.DemoTurn{Text: call, Results: []string{answer}})
 	}
 	d.Turns = append(d.Turns, agent.DemoTurn{Text: answer})
-	return d
+	return d, nil
 }
 
 // correct reports whether a trajectory's final answer is the number answer.
