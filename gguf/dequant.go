@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/grpokit/grpokit/internal/quant"
 )
 
 // Dequantize decodes the data of n = len(dst) values of type t into dst,
@@ -40,21 +42,21 @@ func Dequantize(t TensorType, data []byte, dst []float32) error {
 			dst[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(data[2*i:])) << 16)
 		}
 	case TypeQ4_0:
-		dequantQ4_0(data, dst)
+		quant.DecodeGGML(quant.Q4_0, data, dst)
 	case TypeQ4_1:
-		dequantQ4_1(data, dst)
+		quant.DecodeGGML(quant.Q4_1, data, dst)
 	case TypeQ5_0:
 		dequantQ5_0(data, dst)
 	case TypeQ5_1:
 		dequantQ5_1(data, dst)
 	case TypeQ8_0:
-		dequantQ8_0(data, dst)
+		quant.DecodeGGML(quant.Q8_0, data, dst)
 	case TypeQ2_K:
 		dequantQ2_K(data, dst)
 	case TypeQ3_K:
 		dequantQ3_K(data, dst)
 	case TypeQ4_K:
-		dequantQ4_K(data, dst)
+		quant.DecodeGGML(quant.Q4_K, data, dst)
 	case TypeQ5_K:
 		dequantQ5_K(data, dst)
 	case TypeQ6_K:
@@ -65,26 +67,9 @@ func Dequantize(t TensorType, data []byte, dst []float32) error {
 	return nil
 }
 
-// fp16 converts IEEE half-precision bits to float32 exactly, as ggml's
-// GGML_FP16_TO_FP32 does: subnormals become normal float32 values, and a
-// NaN keeps its payload with the quiet bit set.
-func fp16(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	man := uint32(h & 0x3ff)
-	switch exp {
-	case 0:
-		// ±man·2⁻²⁴: man is exact in float32 and the product by a power
-		// of two is exact.
-		return math.Float32frombits(math.Float32bits(float32(man)*0x1p-24) | sign)
-	case 0x1f:
-		if man != 0 {
-			man |= 0x200 // quiet
-		}
-		return math.Float32frombits(sign | 0x7f800000 | man<<13)
-	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | man<<13)
-}
+// fp16 is ggml's GGML_FP16_TO_FP32 (quant.FP16): exact, subnormals kept,
+// a NaN quieted with its payload.
+func fp16(h uint16) float32 { return quant.FP16(h) }
 
 func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
 
@@ -102,35 +87,6 @@ func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
 // float32(x*y) conversions, which stop Go from fusing x*y + z on arm64,
 // ppc64 and s390x, are kept all the same, so that the code reads as
 // ggml's rounding does.
-
-// block_q4_0: d (f16), qs[16]: value j is (qs[j]&15 − 8)·d, value j+16
-// is (qs[j]>>4 − 8)·d.
-func dequantQ4_0(data []byte, dst []float32) {
-	for len(dst) >= 32 && len(data) >= 18 {
-		b, y := data[:18:18], dst[:32:32]
-		d := fp16(le16(b))
-		qs := b[2:18]
-		for j := range 16 {
-			y[j] = float32(int(qs[j]&0x0f)-8) * d
-			y[j+16] = float32(int(qs[j]>>4)-8) * d
-		}
-		data, dst = data[18:], dst[32:]
-	}
-}
-
-// block_q4_1: d, m (f16), qs[16]: q·d + m.
-func dequantQ4_1(data []byte, dst []float32) {
-	for len(dst) >= 32 && len(data) >= 20 {
-		b, y := data[:20:20], dst[:32:32]
-		d, m := fp16(le16(b)), fp16(le16(b[2:]))
-		qs := b[4:20]
-		for j := range 16 {
-			y[j] = float32(float32(qs[j]&0x0f)*d) + m
-			y[j+16] = float32(float32(qs[j]>>4)*d) + m
-		}
-		data, dst = data[20:], dst[32:]
-	}
-}
 
 // block_q5_0: d (f16), qh (32 high bits), qs[16]: (q − 16)·d.
 func dequantQ5_0(data []byte, dst []float32) {
@@ -163,19 +119,6 @@ func dequantQ5_1(data []byte, dst []float32) {
 			y[j+16] = float32(float32(qs[j]>>4|xh1)*d) + m
 		}
 		data, dst = data[24:], dst[32:]
-	}
-}
-
-// block_q8_0: d (f16), qs[32] (int8): q·d.
-func dequantQ8_0(data []byte, dst []float32) {
-	for len(dst) >= 32 && len(data) >= 34 {
-		b, y := data[:34:34], dst[:32:32]
-		d := fp16(le16(b))
-		qs := b[2:34]
-		for j := range 32 {
-			y[j] = float32(int8(qs[j])) * d
-		}
-		data, dst = data[34:], dst[32:]
 	}
 }
 
@@ -245,38 +188,6 @@ func dequantQ3_K(data []byte, dst []float32) {
 	}
 }
 
-// scaleMinK4 is ggml's get_scale_min_k4: the j-th 6-bit scale and min of
-// a Q4_K or Q5_K block's 12 scale bytes.
-func scaleMinK4(j int, q []byte) (d, m byte) {
-	if j < 4 {
-		return q[j] & 63, q[j+4] & 63
-	}
-	return q[j+4]&0x0f | (q[j-4]>>6)<<4, q[j+4]>>4 | (q[j]>>6)<<4
-}
-
-// block_q4_K: d, dmin (f16), scales[12], qs[128]: value = (d·sc)·q −
-// dmin·m, per 32 values.
-func dequantQ4_K(data []byte, dst []float32) {
-	for len(dst) >= 256 && len(data) >= 144 {
-		b, y := data[:144:144], dst[:256:256]
-		d, min := fp16(le16(b)), fp16(le16(b[2:]))
-		scales := b[4:16]
-		for j := 0; j < 4; j++ {
-			q := b[16+32*j : 16+32*j+32]
-			sc, m := scaleMinK4(2*j, scales)
-			d1, m1 := d*float32(sc), min*float32(m)
-			sc, m = scaleMinK4(2*j+1, scales)
-			d2, m2 := d*float32(sc), min*float32(m)
-			lo, hi := y[64*j:64*j+32:64*j+32], y[64*j+32:64*j+64:64*j+64]
-			for l := range 32 {
-				lo[l] = float32(d1*float32(q[l]&0x0f)) - m1
-				hi[l] = float32(d2*float32(q[l]>>4)) - m2
-			}
-		}
-		data, dst = data[144:], dst[256:]
-	}
-}
-
 // block_q5_K: d, dmin (f16), scales[12], qh[32], qs[128]: as Q4_K with a
 // fifth bit from qh.
 func dequantQ5_K(data []byte, dst []float32) {
@@ -288,9 +199,9 @@ func dequantQ5_K(data []byte, dst []float32) {
 		u1, u2 := byte(1), byte(2)
 		for j := 0; j < 4; j++ {
 			ql := b[48+32*j : 48+32*j+32]
-			sc, m := scaleMinK4(2*j, scales)
+			sc, m := quant.ScaleMinK4(2*j, scales)
 			d1, m1 := d*float32(sc), min*float32(m)
-			sc, m = scaleMinK4(2*j+1, scales)
+			sc, m = quant.ScaleMinK4(2*j+1, scales)
 			d2, m2 := d*float32(sc), min*float32(m)
 			lo, hi := y[64*j:64*j+32:64*j+32], y[64*j+32:64*j+64:64*j+64]
 			for l := range 32 {

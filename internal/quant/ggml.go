@@ -86,33 +86,33 @@ func DecodeGGML(t GGML, blocks []byte, dst []float32) {
 		b, y := blocks[:size:size], dst[:vals:vals]
 		switch t {
 		case Q4_0:
-			d := fp16(le16(b))
+			d := FP16(le16(b))
 			qs := b[2:18]
 			for j := range 16 {
 				y[j] = float32(int(qs[j]&0x0f)-8) * d
 				y[j+16] = float32(int(qs[j]>>4)-8) * d
 			}
 		case Q4_1:
-			d, m := fp16(le16(b)), fp16(le16(b[2:]))
+			d, m := FP16(le16(b)), FP16(le16(b[2:]))
 			qs := b[4:20]
 			for j := range 16 {
 				y[j] = float32(float32(qs[j]&0x0f)*d) + m
 				y[j+16] = float32(float32(qs[j]>>4)*d) + m
 			}
 		case Q8_0:
-			d := fp16(le16(b))
+			d := FP16(le16(b))
 			qs := b[2:34]
 			for j := range 32 {
 				y[j] = float32(int8(qs[j])) * d
 			}
 		case Q4_K:
-			d, dmin := fp16(le16(b)), fp16(le16(b[2:]))
+			d, dmin := FP16(le16(b)), FP16(le16(b[2:]))
 			scales := b[4:16]
 			for j := range 4 {
 				q := b[16+32*j : 16+32*j+32]
-				sc, m := scaleMinK4(2*j, scales)
+				sc, m := ScaleMinK4(2*j, scales)
 				d1, m1 := d*float32(sc), dmin*float32(m)
-				sc, m = scaleMinK4(2*j+1, scales)
+				sc, m = ScaleMinK4(2*j+1, scales)
 				d2, m2 := d*float32(sc), dmin*float32(m)
 				lo, hi := y[64*j:64*j+32:64*j+32], y[64*j+32:64*j+64:64*j+64]
 				for l := range 32 {
@@ -144,9 +144,9 @@ func DecodeGGMLAt(t GGML, blocks []byte, dst []float32, off int) {
 	}
 }
 
-// scaleMinK4 is ggml's get_scale_min_k4: the j-th 6-bit scale and min of a
-// Q4_K block's 12 scale bytes.
-func scaleMinK4(j int, q []byte) (d, m byte) {
+// ScaleMinK4 is ggml's get_scale_min_k4: the j-th 6-bit scale and min of a
+// Q4_K or Q5_K block's 12 scale bytes.
+func ScaleMinK4(j int, q []byte) (d, m byte) {
 	if j < 4 {
 		return q[j] & 63, q[j+4] & 63
 	}
@@ -155,9 +155,9 @@ func scaleMinK4(j int, q []byte) (d, m byte) {
 
 func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
 
-// fp16 converts IEEE half-precision bits to float32 exactly, as ggml's
+// FP16 converts IEEE half-precision bits to float32 exactly, as ggml's
 // GGML_FP16_TO_FP32 does (a NaN keeps its payload with the quiet bit set).
-func fp16(h uint16) float32 {
+func FP16(h uint16) float32 {
 	sign := uint32(h&0x8000) << 16
 	exp := uint32(h>>10) & 0x1f
 	man := uint32(h & 0x3ff)
