@@ -1,10 +1,11 @@
 """Markdown tables for docs/results/poker-real.md from the run folders.
 
-    python bench/trl/pokerreport.py runs/poker-smollm2 runs/poker-smollm2-trl [runs/poker-smollm2-trl-replay]
+    python bench/trl/pokerreport.py "grpokit seed 1=runs/real-s1" "grpokit seed 2=runs/real-s2" \\
+        "TRL seed 1=runs/trl-s1" [--replay grpokit-run=replay-run]
 
-grpokit's folder holds examples/poker's metrics.jsonl and eval.jsonl; TRL's
-holds poker.py's. The optional third folder is poker.py --replay's: its
-step 1 is compared with grpokit's step 1 (the same completions).
+Each run is NAME=FOLDER: examples/poker's or poker.py's output (metrics.jsonl,
+eval.jsonl). --replay compares step 1 of a grpokit run with poker.py
+--replay's step 1 on the same completions.
 """
 
 import json
@@ -23,18 +24,28 @@ def lines(path):
         return []
 
 
-def step_seconds(ms, key):
+def step_seconds(ms):
+    key = "step_time" if any("step_time" in m for m in ms) else "wall_step_seconds"
     v = [m[key] for m in ms if m.get(key) is not None and m["step"] > 1]
     return (statistics.median(v), len(v)) if v else (float("nan"), 0)
 
 
 def main():
-    go, trl = sys.argv[1], sys.argv[2]
-    gm, tm = lines(f"{go}/metrics.jsonl"), lines(f"{trl}/metrics.jsonl")
-    ge, te = lines(f"{go}/eval.jsonl"), lines(f"{trl}/eval.jsonl")
+    args, replay = [], None
+    it = iter(sys.argv[1:])
+    for a in it:
+        if a == "--replay":
+            replay = next(it).split("=", 1)
+        else:
+            args.append(a.split("=", 1))
+    runs = [(name, lines(f"{d}/metrics.jsonl"), lines(f"{d}/eval.jsonl")) for name, d in args]
     print("## Held-out\n")
-    cols = [(f"grpokit step {e['step']}", e) for e in (ge[:1] + ge[-1:] if len(ge) > 1 else ge)]
-    cols += [(f"TRL step {e['step']}", e) for e in (te[:1] + te[-1:] if len(te) > 1 else te)]
+    cols = []
+    for name, _, ev in runs:
+        if ev:
+            cols.append((f"{name}, step {ev[0]['step']}", ev[0]))
+        if len(ev) > 1:
+            cols.append((f"{name}, step {ev[-1]['step']}", ev[-1]))
     print("| | " + " | ".join(c for c, _ in cols) + " |")
     print("|---|" + "---:|" * len(cols))
     print("| mean reward | " + " | ".join(f"{e['mean_reward']:.3f}" for _, e in cols) + " |")
@@ -49,12 +60,12 @@ def main():
         for l, row in zip(LABELS, e["confusion"]):
             print(f"| {l} | " + " | ".join(str(v) for v in row) + " |")
     print("\n## Speed\n")
-    g, gn = step_seconds(gm, "step_time")
-    t, tn = step_seconds(tm, "wall_step_seconds")
-    print(f"grpokit: median {g:.1f} s/step over steps 2-{gn + 1}; TRL: median {t:.1f} s/step over steps 2-{tn + 1}")
-    if len(sys.argv) > 3:
-        r = lines(f"{sys.argv[3]}/metrics.jsonl")[0]
-        a = gm[0]
+    for name, ms, _ in runs:
+        s, n = step_seconds(ms)
+        print(f"- {name}: median {s:.1f} s/step over steps 2-{n + 1}")
+    if replay:
+        a = lines(f"{replay[0]}/metrics.jsonl")[0]
+        r = lines(f"{replay[1]}/metrics.jsonl")[0]
         print("\n## Step 1 on identical inputs\n")
         print("| | grpokit | TRL | relative difference |\n|---|---:|---:|---:|")
         for k in ["loss", "grad_norm", "entropy", "reward", "num_tokens"]:

@@ -1,9 +1,9 @@
-// Command plotpoker draws the mean reward per GRPO step of the poker runs
-// of examples/poker (grpokit) and bench/trl/poker.py (TRL) on one plot,
-// each with its moving average.
+// Command plotpoker draws the mean reward per GRPO step of poker runs of
+// examples/poker (grpokit) and bench/trl/poker.py (TRL) on one plot, each
+// with its moving average. Each argument is NAME=metrics.jsonl.
 //
 //	go run ./bench/trl/plotpoker -out docs/results/poker-real.png \
-//	    runs/poker-smollm2/metrics.jsonl runs/poker-smollm2-trl/metrics.jsonl
+//	    "grpokit seed 1=runs/real-s1/metrics.jsonl" "TRL seed 1=runs/trl-s1/metrics.jsonl"
 package main
 
 import (
@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/grpokit/grpokit/plot"
 )
@@ -29,12 +30,16 @@ func run(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 2 {
-		return errors.New("plotpoker: want two metrics.jsonl files: grpokit's, then TRL's")
+	if fs.NArg() == 0 {
+		return errors.New("plotpoker: want NAME=metrics.jsonl arguments, one per run")
 	}
 	var lines []plot.Line
-	for i, name := range []string{"grpokit", "TRL"} {
-		ls, err := plot.MetricLines(fs.Arg(i), *window, "reward")
+	for _, arg := range fs.Args() {
+		name, path, ok := strings.Cut(arg, "=")
+		if !ok {
+			return fmt.Errorf("plotpoker: %q: want NAME=metrics.jsonl", arg)
+		}
+		ls, err := plot.MetricLines(path, *window, "reward")
 		if err != nil {
 			return fmt.Errorf("plotpoker: %w", err)
 		}
