@@ -90,7 +90,13 @@ grpostep)
 				exit 1
 				;;
 			esac
-			VARIANT=$v STEPS=$n DECODE=${DECODE:-0} COMPILE=$c "$PY" bench/torch_grpostep.py >"$tmp/torch_${v}_$mode.json"
+			if ! VARIANT=$v STEPS=$n DECODE=${DECODE:-0} COMPILE=$c "$PY" bench/torch_grpostep.py >"$tmp/torch_${v}_$mode.json"; then
+				# torch.compile can fail where eager runs (no C++ compiler,
+				# an inductor bug): the variant goes on without it.
+				[ "$mode" = compile ] || exit 1
+				echo "bench: torch_grpostep.py COMPILE=1 failed for $v (above); $v goes on without it" >&2
+				continue
+			fi
 			torch=${torch:+$torch,}$tmp/torch_${v}_$mode.json
 		done
 		compare=true
