@@ -46,13 +46,15 @@ while decoding (see generate). On Debian's torch 1.13 + OpenBLAS on a
 23.8 s, 1 + 2 22.9-27 s, 2 + 2 with OMP_WAIT_POLICY=PASSIVE 17.5-23 s,
 2 + 1 with PASSIVE 14.6 s, 1 + 1 11.6-11.9 s, 2 + 1 9.4 s. Not re-measured
 on torch 2.15 (MKL) beyond smoke runs.
+
 Its first line on stderr names the torch, the mode (eager or compile), the
 BLAS, oneDNN and ISA (torch.__config__.show(),
 torch.backends.cpu.get_cpu_capability()) and the threads. Writes JSON
 {"label", "info", "seconds": {...}, "memory": {"peak_rss_mb"}} to stdout
 (label: "torch 2.15.0 eager" or "... compile"; info: that first line;
 varlen: "seconds" also holds "tokens_per_s", completion tokens per second;
-compile: "compile", the warm-up's seconds), progress to stderr. Python + torch only; never used by tests or CI.
+compile: "compile", the warm-up's seconds), progress to stderr. Python +
+torch only; never used by tests or CI.
 """
 import json
 import math
