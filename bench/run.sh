@@ -6,57 +6,61 @@
 #   bench/run.sh model      # also prefill / decode / GRPO forward+backward
 #   bench/run.sh grpostep   # whole GRPO steps (variable-length, LoRA,
 #                           # generation-heavy, full), then one ratio line
-#                           # per variant; last line: grpostep ratio: X.XX×
-#                           # (the full step's)
+#                           # per variant and PyTorch run; last line:
+#                           # grpostep ratio: X.XX× vs <anchor> (the full
+#                           # step's against the faster PyTorch)
 #
-# Installs Debian's python3-torch if it is missing (needs apt and root).
-# PyTorch runs at its best: on an AVX-512 CPU OpenBLAS is told to use its
-# AVX-512 kernels (OPENBLAS_CORETYPE=SkylakeX; it picks Haswell's by default
-# on AMD Zen 4/5, about 2× slower), even when the environment exports another
-# core type (an inherited OPENBLAS_CORETYPE=Haswell would slow PyTorch down);
-# BENCH_OPENBLAS_CORETYPE=X forces X.
+# PyTorch is pinned: torch 2.15.0 from PyPI (MKL BLAS, oneDNN, AVX-512 or
+# AVX2 kernels as the CPU allows), which the script installs once into a
+# cached virtual environment, $BENCH_VENV (default
+# ~/.cache/grpokit/bench-venv): python3.11 -m venv, then pip install
+# --no-cache-dir torch==2.15.0 numpy (BENCH_BASE_PYTHON names another
+# interpreter to make it). PyPI's torch pulls its CUDA libraries even for a
+# CPU run: the venv takes about 5.4 GB (torch 1.2 GB, nvidia-* 3.0 GB,
+# triton 1.0 GB; /work/venv, the same plus trl and its dependencies, is
+# 5.9 GB) and the download about 3 GB. PYTHON=/path/to/python uses an
+# interpreter that has torch instead (warned when it is not 2.15.0).
+# grpostep times PyTorch twice per variant, eager and under torch.compile
+# (TORCH_MODES, default "eager compile"; the compile warm-up is timed apart
+# and in no step): the faster of the two is the anchor of the variant's
+# ratio, and grpokit's step is given against each.
 # Environment: BENCH_TIME (seconds per shape, default 1), THREADS (torch
-# threads, default 2; Go uses GOMAXPROCS), PYTHON (an interpreter with torch),
-# STEPS (timed steps of every grpostep variant after its first; default 3
-# for full and lora, 1 for genheavy and varlen, so that the four variants
-# fit in about 13 minutes on a quiet 2-core machine), STEPS_<variant> (the
+# threads; grpostep's default: every core, the others' 2; Go uses
+# GOMAXPROCS), STEPS (timed steps of every grpostep variant after its first;
+# default 3 for full and lora, 1 for genheavy and varlen, so that grpokit's
+# four variants fit in about 13 minutes on a quiet 2-core machine; the two
+# PyTorch runs add theirs), STEPS_<variant> (the
 # same for one variant, e.g. STEPS_varlen=3; it wins over STEPS), VARIANTS
 # (grpostep variants, default "varlen lora genheavy full"), COMPARE=0 (varlen
 # without its generation with finished rows kept), TINY=1 (grpostep on a
-# tiny model: a smoke test of the whole pipeline in seconds),
+# tiny model: a smoke test of the whole pipeline),
 # DECODE=1 (genheavy also times one decode step at batch 32 on both sides,
 # against the memory-bandwidth bound), CHECKPOINTING=1 (grpokit recomputes each layer in the backward pass, as
 # grpo.Config's default does; by default both sides keep their
 # activations, so they run the same products).
 set -eu
 cd "$(dirname "$0")/.."
-# Debian's torch lives in /usr/bin/python3, which a pyenv python3 hides.
+torch_version=2.15.0
+has_torch() { # has_torch PYTHON [VERSION]: whether PYTHON imports torch (of VERSION)
+	"$1" -c "import sys, torch; sys.exit(${2:+torch.__version__.split('+')[0] != '$2'})" 2>/dev/null
+}
 PY=${PYTHON:-}
-if [ -z "$PY" ]; then
-	for p in python3 /usr/bin/python3; do
-		if "$p" -c 'import torch' 2>/dev/null; then PY=$p; break; fi
-	done
-fi
-if [ -z "$PY" ]; then
-	echo "bench: installing python3-torch with apt-get" >&2
-	apt-get install -y python3-torch >/dev/null
-	PY=/usr/bin/python3
-fi
-# Without OpenBLAS, Debian's torch falls back to the reference BLAS and runs
-# ~30× slower, which would make the comparison meaningless.
-if ! ldconfig -p | grep -q libopenblas; then
-	echo "bench: installing libopenblas0-pthread with apt-get" >&2
-	apt-get install -y libopenblas0-pthread >/dev/null
-fi
-if [ -n "${BENCH_OPENBLAS_CORETYPE:-}" ]; then
-	export OPENBLAS_CORETYPE=$BENCH_OPENBLAS_CORETYPE
-elif grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
-	if [ -n "${OPENBLAS_CORETYPE:-}" ] && [ "$OPENBLAS_CORETYPE" != SkylakeX ]; then
-		echo "bench: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE from the environment replaced by SkylakeX (AVX-512 CPU; BENCH_OPENBLAS_CORETYPE overrides)" >&2
+if [ -n "$PY" ]; then
+	if ! has_torch "$PY"; then
+		echo "bench: PYTHON=$PY cannot import torch" >&2
+		exit 1
 	fi
-	export OPENBLAS_CORETYPE=SkylakeX
+	has_torch "$PY" "$torch_version" || echo "bench: PYTHON=$PY has torch $("$PY" -c 'import torch; print(torch.__version__)'), not the pinned $torch_version" >&2
+else
+	venv=${BENCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/grpokit/bench-venv}
+	PY=$venv/bin/python
+	if ! has_torch "$PY" "$torch_version"; then
+		echo "bench: installing torch==$torch_version numpy from PyPI into $venv (about 5.4 GB)" >&2
+		"${BENCH_BASE_PYTHON:-python3.11}" -m venv "$venv"
+		"$venv/bin/pip" install --no-cache-dir --quiet "torch==$torch_version" numpy >&2
+		has_torch "$PY" "$torch_version"
+	fi
 fi
-echo "bench: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset (OpenBLAS picks the kernels)}" >&2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 t=${BENCH_TIME:-1}
@@ -65,6 +69,7 @@ grpostep)
 	# Each side in its own process (peak RSS is per process), PyTorch first.
 	go build -o "$tmp/grpostep" ./bench/grpostep
 	variants=${VARIANTS:-varlen lora genheavy full}
+	modes=${TORCH_MODES:-eager compile}
 	for v in $variants; do
 		case $v in
 		genheavy | varlen) n=1 ;;
@@ -75,24 +80,43 @@ grpostep)
 		echo
 		decode=false
 		[ "${DECODE:-0}" != 1 ] || [ "$v" != genheavy ] || decode=true
-		VARIANT=$v STEPS=$n DECODE=${DECODE:-0} "$PY" bench/torch_grpostep.py >"$tmp/torch_$v.json"
+		torch=
+		for mode in $modes; do
+			case $mode in
+			eager) c=0 ;;
+			compile) c=1 ;;
+			*)
+				echo "bench: TORCH_MODES: unknown mode $mode (eager, compile)" >&2
+				exit 1
+				;;
+			esac
+			if ! VARIANT=$v STEPS=$n DECODE=${DECODE:-0} COMPILE=$c "$PY" bench/torch_grpostep.py >"$tmp/torch_${v}_$mode.json"; then
+				# torch.compile can fail where eager runs (no C++ compiler,
+				# an inductor bug): the variant goes on without it.
+				[ "$mode" = compile ] || exit 1
+				echo "bench: torch_grpostep.py COMPILE=1 failed for $v (above); $v goes on without it" >&2
+				continue
+			fi
+			torch=${torch:+$torch,}$tmp/torch_${v}_$mode.json
+		done
 		compare=true
 		ckpt=false
 		[ "${CHECKPOINTING:-0}" != 1 ] || ckpt=true
 		[ "${COMPARE:-1}" != 0 ] || compare=false
 		{
-			"$tmp/grpostep" -variant "$v" -steps "$n" ${TINY:+-tiny} -compare="$compare" -gradient-checkpointing="$ckpt" -decode="$decode" -torch "$tmp/torch_$v.json"
+			"$tmp/grpostep" -variant "$v" -steps "$n" ${TINY:+-tiny} -compare="$compare" -gradient-checkpointing="$ckpt" -decode="$decode" -torch "$torch"
 			echo $? >"$tmp/rc"
 		} | tee "$tmp/go_$v.txt"
 		[ "$(cat "$tmp/rc")" = 0 ] || exit 1
 	done
-	# One line per variant, the full step's last.
+	# The ratio lines of every variant (one per PyTorch run, then the one
+	# against the anchor), the full step's last.
 	echo
 	for v in $variants; do
-		[ "$v" = full ] || grep '^grpostep ratio' "$tmp/go_$v.txt" | tail -n 1
+		[ "$v" = full ] || grep '^grpostep ratio' "$tmp/go_$v.txt"
 	done
 	for v in $variants; do
-		[ "$v" != full ] || grep '^grpostep ratio' "$tmp/go_$v.txt" | tail -n 1
+		[ "$v" != full ] || grep '^grpostep ratio' "$tmp/go_$v.txt"
 	done
 	;;
 model)

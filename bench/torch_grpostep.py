@@ -22,16 +22,39 @@ tokens), backward, clip_grad_norm_(1.0) and AdamW.
 
 The first step is reported apart; medians over STEPS (default 3) more.
 TINY=1 shrinks the model to bench/grpostep -tiny's shape (a smoke test).
-DECODE_THREADS (default 1): torch and OpenBLAS threads while decoding (see generate).
-BLAS_THREADS (default 1): OpenBLAS's own threads for the rest of the step,
-beside torch's THREADS (default 2) OpenMP threads. On a 2-core machine the
-two pools spin against each other. The full step (`VARIANT=full`, medians
-of steps 2-4) in six settings, fastest last: torch 2 + OpenBLAS 2 23.8 s,
-1 + 2 22.9-27 s, 2 + 2 with OMP_WAIT_POLICY=PASSIVE 17.5-23 s, 2 + 1 with
-PASSIVE 14.6 s, 1 + 1 11.6-11.9 s, 2 + 1 9.4 s (the default here).
-Writes JSON {"info", "seconds": {...}, "memory": {"peak_rss_mb"}} to stdout
-(varlen: "seconds" also holds "tokens_per_s", completion tokens per second),
-progress to stderr. Python + torch only; never used by tests or CI.
+
+COMPILE=1 runs the same step through torch.compile (inductor, which needs
+a C++ compiler on CPU): the training micro-batch's forward + loss (and so
+its backward, through AOTAutograd) and, unless COMPILE_DECODE=0, the model
+calls of generation (prefill and decode, dynamic shapes: the KV cache
+grows each token). clip_grad_norm_ and AdamW stay eager. Before the first
+step a warm-up compiles every shape the steps will meet (varlen: each
+step's completion length) on dummy tokens and a separate generator, so
+the sampled tokens and the weights are those of the eager run; its time is
+reported apart as "compile" and is in no step. Recompilations during the
+steps, if any, are printed.
+
+THREADS (default os.cpu_count()): torch's intra-op threads. With torch's
+PyPI build (MKL for BLAS, oneDNN, one OpenMP pool) nothing else is set.
+Only when the process runs OpenBLAS (Debian's torch) are its pool and the
+decode threads juggled as tuned on that build: BLAS_THREADS (default 1)
+sizes OpenBLAS's own pool beside torch's OpenMP threads, and
+DECODE_THREADS (default 1 with OpenBLAS, else THREADS) is torch's threads
+while decoding (see generate). On Debian's torch 1.13 + OpenBLAS on a
+2-core machine the two pools spun against each other: the full step
+(medians of steps 2-4) in six settings, fastest last: torch 2 + OpenBLAS 2
+23.8 s, 1 + 2 22.9-27 s, 2 + 2 with OMP_WAIT_POLICY=PASSIVE 17.5-23 s,
+2 + 1 with PASSIVE 14.6 s, 1 + 1 11.6-11.9 s, 2 + 1 9.4 s. Not re-measured
+on torch 2.15 (MKL) beyond smoke runs.
+
+Its first line on stderr names the torch, the mode (eager or compile), the
+BLAS, oneDNN and ISA (torch.__config__.show(),
+torch.backends.cpu.get_cpu_capability()) and the threads. Writes JSON
+{"label", "info", "seconds": {...}, "memory": {"peak_rss_mb"}} to stdout
+(label: "torch 2.15.0 eager" or "... compile"; info: that first line;
+varlen: "seconds" also holds "tokens_per_s", completion tokens per second;
+compile: "compile", the warm-up's seconds), progress to stderr. Python +
+torch only; never used by tests or CI.
 """
 import json
 import math
@@ -45,13 +68,16 @@ import time
 import torch
 import torch.nn.functional as F
 
-from blasinfo import openblas_info, set_openblas_threads
+from blasinfo import openblas_loaded, set_openblas_threads, torch_build_info
 from varlen_schedule import scheduled_length
 
 VARIANT = os.environ.get("VARIANT", "full")
 STEPS = int(os.environ.get("STEPS", "3"))
-THREADS = int(os.environ.get("THREADS", "2"))
-BLAS_THREADS = int(os.environ.get("BLAS_THREADS", "1"))
+THREADS = int(os.environ.get("THREADS") or os.cpu_count() or 1)
+BLAS_THREADS = int(os.environ.get("BLAS_THREADS", "1"))  # OpenBLAS only
+DECODE_THREADS = THREADS  # main sets it: DECODE_THREADS, else 1 with OpenBLAS
+COMPILE = os.environ.get("COMPILE", "0") == "1"
+COMPILE_DECODE = COMPILE and os.environ.get("COMPILE_DECODE", "1") != "0"
 V, H, I, L, NH, NKV, HD = 49152, 576, 1536, 30, 9, 3, 64
 if os.environ.get("TINY"):  # bench/grpostep -tiny's shape, for a smoke test
     V, H, I, L, NH, NKV, HD = 512, 64, 128, 2, 4, 2, 16
@@ -180,8 +206,8 @@ def generate(model, prompts, g, n, gen, lengths=None):
         cache.append((K, Vc))
     logits = logits[:, -1].repeat_interleave(g, 0)
     out = []
-    # Decode runs on one thread, torch's and OpenBLAS's (DECODE_THREADS=n
-    # changes it). Profiled at batch 32 (torch.profiler, load 5-12 on this
+    # With OpenBLAS (Debian's torch 1.13), decode runs on one thread,
+    # torch's and OpenBLAS's (DECODE_THREADS=n changes it). Profiled at batch 32 (torch.profiler, load 5-12 on this
     # 2-core Zen 5): with 2 torch (OpenMP) threads and OpenBLAS's own 2
     # pthreads, the two pools spin against each other on 2 cores and every
     # small op waits (a [32, 1, 1536] mul took 1.7 ms): 1.13-1.29 s per step;
@@ -196,10 +222,12 @@ def generate(model, prompts, g, n, gen, lengths=None):
     # generator (~39 ms) and softmax ~27 ms; both are kept, as they fix the
     # sampled tokens given the seed. Tokens and logits are bit for bit those
     # of any thread setting here.
-    nt = int(os.environ.get("DECODE_THREADS", "1"))
+    # With MKL (torch's PyPI build) there is one pool and DECODE_THREADS
+    # defaults to THREADS: nothing changes.
+    nt = DECODE_THREADS
     old_t = torch.get_num_threads()
     torch.set_num_threads(nt)
-    old_b = set_openblas_threads(nt)
+    old_b = set_openblas_threads(nt) if openblas_loaded(torch) else None
     try:
         return _decode(model, logits, cache, p, g, n, gen, out, lengths)
     finally:
@@ -230,10 +258,27 @@ def rewards_of(completions, step):
     return torch.rand(completions.shape[0], generator=g, dtype=torch.float64)
 
 
-def train(model, opt, params, prompts, completions, adv, lengths=None):
-    """One optimizer step over micro-batches of MB rows. With lengths
-    (varlen) the completions [N, C] are right-padded to the longest, and
-    only each row's first lengths[i] tokens count."""
+def micro_loss(model, tok, pos, causal, a, real, total_tokens):
+    """The loss of one micro-batch tok [MB, TP+C] (its backward is the
+    caller's): what COMPILE=1 compiles."""
+    C = tok.shape[1] - TP
+    logits, _ = model(tok, pos, causal, keep=C + 1)
+    logits = logits[:, :-1]  # the C positions that predict the completion
+    logp_all = logits.log_softmax(-1)
+    logp = logp_all.gather(-1, tok[:, TP:, None]).squeeze(-1)  # [MB, C]
+    with torch.no_grad():
+        _entropy = -(logp_all.exp() * logp_all).sum(-1)  # logged by TRL
+    old = logp.detach()  # num_iterations = 1
+    ratio = torch.exp(logp - old)
+    per_tok = -torch.min(ratio * a[:, None], ratio.clamp(1 - CLIP_EPS, 1 + CLIP_EPS) * a[:, None])
+    return (per_tok * real).sum() / total_tokens  # bnpo / dapo
+
+
+def train(loss_fn, opt, params, prompts, completions, adv, lengths=None):
+    """One optimizer step over micro-batches of MB rows; loss_fn is
+    micro_loss without its model (compiled or not). With lengths (varlen)
+    the completions [N, C] are right-padded to the longest, and only each
+    row's first lengths[i] tokens count."""
     tokens = torch.cat([prompts.repeat_interleave(G, 0), completions], 1)  # [N, TP+C]
     N, T = tokens.shape
     C = completions.shape[1]
@@ -245,37 +290,64 @@ def train(model, opt, params, prompts, completions, adv, lengths=None):
     opt.zero_grad(set_to_none=True)
     total_tokens = real.sum()
     for s in range(0, N, MB):
-        tok, a = tokens[s:s + MB], adv[s:s + MB]
-        logits, _ = model(tok, pos, causal, keep=C + 1)
-        logits = logits[:, :-1]  # the C positions that predict the completion
-        logp_all = logits.log_softmax(-1)
-        logp = logp_all.gather(-1, tok[:, TP:, None]).squeeze(-1)  # [MB, C]
-        with torch.no_grad():
-            _entropy = -(logp_all.exp() * logp_all).sum(-1)  # logged by TRL
-        old = logp.detach()  # num_iterations = 1
-        ratio = torch.exp(logp - old)
-        per_tok = -torch.min(ratio * a[:, None], ratio.clamp(1 - CLIP_EPS, 1 + CLIP_EPS) * a[:, None])
-        loss = (per_tok * real[s:s + MB]).sum() / total_tokens  # bnpo / dapo
+        loss = loss_fn(tokens[s:s + MB], pos, causal, adv[s:s + MB], real[s:s + MB], total_tokens)
         loss.backward()
     torch.nn.utils.clip_grad_norm_(params, MAX_GRAD_NORM)
     opt.step()
 
 
-def step(model, opt, params, k, gen):
+def step_shape(k):
+    """Step k's prompts [P, TP], scheduled lengths (varlen, else None) and
+    new tokens."""
     prompts = torch.stack([prompt_ids(k * P + j) for j in range(P)])
     lengths, n = None, C
     if VARLEN:
         lengths = torch.tensor([scheduled_length(k * P + p, j) for p in range(P) for j in range(G)])
         n = int(lengths.max())
+    return prompts, lengths, n
+
+
+def warm_up(gen_model, loss_fn, opt, steps):
+    """COMPILE=1: compiles what the steps 0..steps-1 will run, on dummy
+    data: the training micro-batch at each of their completion lengths
+    (forward and backward) and, with COMPILE_DECODE, a short generation
+    from a generator of its own. Leaves the weights, the optimizer state and
+    the sampling generator as they were; returns the seconds it took."""
+    t0 = time.perf_counter()
+    g = torch.Generator().manual_seed(7)
+    for n in sorted({step_shape(k)[2] for k in range(steps)}):
+        T = TP + n
+        tok = torch.randint(3, V, (MB, T), generator=g)
+        pos = torch.arange(T).expand(MB, T)
+        causal = torch.ones(T, T, dtype=torch.bool).tril().expand(MB, T, T)
+        real = torch.ones(MB, n)
+        loss_fn(tok, pos, causal, torch.ones(MB), real, real.sum()).backward()
+    opt.zero_grad(set_to_none=True)
+    if COMPILE_DECODE:
+        prompts, lengths, _ = step_shape(0)
+        if lengths is not None:
+            lengths = torch.full_like(lengths, 3)
+        generate(gen_model, prompts, G, 4, g, lengths)
+    return time.perf_counter() - t0
+
+
+def graphs_compiled():
+    """How many graphs dynamo has compiled so far in this process."""
+    from torch._dynamo.utils import counters
+    return counters["stats"]["unique_graphs"]
+
+
+def step(gen_model, loss_fn, opt, params, k, gen):
+    prompts, lengths, n = step_shape(k)
     c0 = time.process_time()
     t0 = time.perf_counter()
-    completions = generate(model, prompts, G, n, gen, lengths)
+    completions = generate(gen_model, prompts, G, n, gen, lengths)
     t1 = time.perf_counter()
     r = rewards_of(completions, k)
     grp = r.view(P, G)
     adv = ((grp - grp.mean(1, keepdim=True)) / (grp.std(1, keepdim=True) + 1e-4)).view(-1).float()
     t2 = time.perf_counter()
-    train(model, opt, params, prompts, completions, adv, lengths)
+    train(loss_fn, opt, params, prompts, completions, adv, lengths)
     t3 = time.perf_counter()
     tokens = int(lengths.sum()) if VARLEN else P * G * C
     return {"step": t3 - t0, "generate": t1 - t0, "reward": t2 - t1, "train": t3 - t2, "step_cpu": time.process_time() - c0,
@@ -300,33 +372,61 @@ def decode_step(model, gen):
 
 
 def main():
+    global DECODE_THREADS
     torch.set_num_threads(THREADS)
-    torch.ones(8, 8) @ torch.ones(8, 8)  # loads OpenBLAS, so that its pool can be sized
-    set_openblas_threads(BLAS_THREADS)
+    torch.ones(8, 8) @ torch.ones(8, 8)  # loads the BLAS (OpenBLAS's pool can be sized only then)
+    openblas = openblas_loaded(torch)
+    threads = f"{torch.get_num_threads()} threads"
+    DECODE_THREADS = int(os.environ.get("DECODE_THREADS") or (1 if openblas else THREADS))
+    if openblas:
+        set_openblas_threads(BLAS_THREADS)
+        threads += f" (OpenBLAS {BLAS_THREADS})"
+    if DECODE_THREADS != torch.get_num_threads():
+        threads += f", {DECODE_THREADS} while decoding"
+    mode = "compile" if COMPILE else "eager"
+    if COMPILE and not COMPILE_DECODE:
+        mode += " (training only)"
+    version = torch.__version__.split("+")[0]
+    info = f"torch {torch.__version__} {mode}, {torch_build_info(torch)}, {threads}, python {platform.python_version()}"
+    print(info, file=sys.stderr)  # the first line: which torch, BLAS and ISA
     torch.manual_seed(0)
     model = Llama(LORA)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=LR, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
     gen = torch.Generator().manual_seed(1)
-    info = (f"torch {torch.__version__}, {torch.get_num_threads()} threads (OpenBLAS {BLAS_THREADS}), python {platform.python_version()}, "
-            f"{openblas_info()}")
     print(f"torch grpostep {VARIANT!r}: {sum(p.numel() for p in model.parameters())} params, "
-          f"{sum(p.numel() for p in params)} trainable; {info}", file=sys.stderr)
+          f"{sum(p.numel() for p in params)} trainable", file=sys.stderr)
+
+    def loss_fn(*args):
+        return micro_loss(model, *args)
+
+    gen_model = model
+    res = {}
+    if COMPILE:
+        loss_fn = torch.compile(loss_fn)
+        if COMPILE_DECODE:
+            gen_model = torch.compile(model, dynamic=True)
+        res["compile"] = warm_up(gen_model, loss_fn, opt, 1 + STEPS)
+        print(f"torch.compile warm-up: {res['compile']:.1f} s ({graphs_compiled()} graphs), not in any step", file=sys.stderr)
+    graphs = graphs_compiled() if COMPILE else 0
     runs = []
     for k in range(1 + STEPS):
-        t = step(model, opt, params, k, gen)
+        t = step(gen_model, loss_fn, opt, params, k, gen)
         runs.append(t)
         print(f"torch step {k + 1}: {t['step']:.2f} s (generate {t['generate']:.2f} s, train {t['train']:.2f} s), {t['step_cpu']:.2f} CPU s"
               + (f", {t['tokens_per_s']:.1f} completion tokens/s (every row decoded until the last ends)" if VARLEN else ""), file=sys.stderr)
-    res = {"first": runs[0]["step"]}
+        if COMPILE and graphs_compiled() != graphs:
+            print(f"torch step {k + 1}: {graphs_compiled() - graphs} graphs recompiled (in the step's time)", file=sys.stderr)
+            graphs = graphs_compiled()
+    res["first"] = runs[0]["step"]
     keys = ("step", "generate", "reward", "train", "step_cpu") + (("tokens_per_s",) if VARLEN else ())
     for key in keys:
         res[key] = statistics.median(r[key] for r in runs[1:])
     if VARIANT == "genheavy" and os.environ.get("DECODE") == "1":
-        res["decode"] = decode_step(model, gen)
+        res["decode"] = decode_step(gen_model, gen)
         print(f"torch decode step at batch {P * G}: {1e3 * res['decode']:.1f} ms", file=sys.stderr)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    json.dump({"info": info, "seconds": res, "memory": {"peak_rss_mb": rss}}, sys.stdout)
+    json.dump({"label": f"torch {version} {mode.split()[0]}", "info": info, "seconds": res, "memory": {"peak_rss_mb": rss}}, sys.stdout)
 
 
 if __name__ == "__main__":

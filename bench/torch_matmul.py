@@ -13,7 +13,7 @@ import time
 
 import torch
 
-from blasinfo import openblas_info
+from blasinfo import torch_build_info
 
 MIN_TIME = float(os.environ.get("BENCH_TIME", "1.0"))
 THREADS = int(os.environ.get("THREADS", "2"))
@@ -73,7 +73,7 @@ def main():
             res[name] = time_it(flops, lambda: fn(a, b))
             print(f"torch {name}: {res[name]:.1f} GFLOP/s", file=sys.stderr)
     clock = "CPU time" if CLOCK is time.process_time else "wall time"
-    info = f"torch {torch.__version__}, {torch.get_num_threads()} threads, {clock}, python {platform.python_version()}, {openblas_info()}"
+    info = f"torch {torch.__version__}, {torch.get_num_threads()} threads, {clock}, python {platform.python_version()}, {torch_build_info(torch)}"
     json.dump({"info": info, "gflops": res}, sys.stdout, ensure_ascii=False)
 
 

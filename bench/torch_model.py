@@ -26,7 +26,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from blasinfo import openblas_info, set_openblas_threads
+from blasinfo import set_openblas_threads, torch_build_info
 
 REPS = int(os.environ.get("REPS", "3"))
 THREADS = int(os.environ.get("THREADS", "2"))
@@ -156,7 +156,7 @@ def main():
 
     res["fwdbwd"] = best_time(fwd_bwd)
     print(f"torch fwd+bwd: {res['fwdbwd']:.3f}s", file=sys.stderr)
-    info = f"torch {torch.__version__}, {torch.get_num_threads()} threads (OpenBLAS {BLAS_THREADS}), python {platform.python_version()}, {openblas_info()}"
+    info = f"torch {torch.__version__}, {torch.get_num_threads()} threads (OpenBLAS {BLAS_THREADS}), python {platform.python_version()}, {torch_build_info(torch)}"
     json.dump({"info": info, "seconds": res}, sys.stdout)
 
 

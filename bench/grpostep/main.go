@@ -52,7 +52,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/grpokit/grpokit/bench/internal/torchref"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/internal/backend"
@@ -99,7 +98,7 @@ func run(args []string, w io.Writer) (err error) {
 	fs := flag.NewFlagSet("grpostep", flag.ContinueOnError)
 	name := fs.String("variant", "full", "full, lora, genheavy or varlen")
 	steps := fs.Int("steps", 3, "timed steps after the first (compiling) one")
-	torchFile := fs.String("torch", "", "JSON written by bench/torch_grpostep.py (optional)")
+	torchFile := fs.String("torch", "", "JSON written by bench/torch_grpostep.py, or several comma-separated (eager, compile): the ratio is against the fastest (optional)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
 	modelDir := fs.String("model", "", "a Hugging Face model folder instead of SmolLM2-135M's shape with random weights")
 	dtype := fs.String("dtype", "f32", "compute dtype: f32 or bf16")
@@ -136,13 +135,9 @@ func run(args []string, w io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	torch, torchInfo, err := torchref.Load(*torchFile, "seconds")
+	runs, err := loadTorchRuns(*torchFile)
 	if err != nil {
 		return err
-	}
-	torchMem, _, err := torchref.Load(*torchFile, "memory")
-	if err != nil {
-		torchMem = map[string]float64{}
 	}
 
 	if *opTrace {
@@ -241,8 +236,10 @@ func run(args []string, w io.Writer) (err error) {
 	fmt.Fprintf(w, "grpokit: backend %q, gemm kernels %v (GRPOKIT_GEMM=%q), element-wise %v, DotGeneral hook: %v, fast ops: %v, huge pages (GRPOKIT_HUGEPAGES=0 turns off): %v, GOMAXPROCS=%d, %s\n",
 		backend.ResolveFor("", int64(m.NumParams())), gemm.Active(), os.Getenv("GRPOKIT_GEMM"), vec32.Active(), errOr(backend.FastDotGeneral(), "on"),
 		errOr(backend.FastElementwise(), "on"), backend.HugePages(), runtime.GOMAXPROCS(0), cpuModel())
-	if torchInfo != "" {
-		fmt.Fprintf(w, "PyTorch: %s\n", torchInfo)
+	for _, r := range runs {
+		if r.info != "" {
+			fmt.Fprintf(w, "PyTorch: %s\n", r.info)
+		}
 	}
 
 	var ms []grpo.Metrics
@@ -335,37 +332,46 @@ func run(args []string, w io.Writer) (err error) {
 		fmt.Fprintf(w, "; useful tokens/s: completion tokens (EOS included) per second of a step, higher is better, ratio = grpokit / PyTorch")
 	}
 	fmt.Fprintf(w, "\n\n")
-	fmt.Fprintf(w, "| %-28s | %10s | %10s | %7s |\n", "part", "grpokit s", "PyTorch s", "ratio")
-	fmt.Fprintf(w, "|%s|%s|%s|%s|\n", dashes(30), dashes(12), dashes(12), dashes(9))
-	for _, r := range rows {
-		ref := "-"
-		if t, ok := torch[r.key]; ok && t > 0 {
-			ref = fmt.Sprintf("%.3f", t)
+	cols := runs
+	if len(cols) == 0 {
+		cols = []torchRun{{label: "PyTorch"}}
+	}
+	tab := table{w: w}
+	for _, r := range cols {
+		tab.labels = append(tab.labels, r.label)
+	}
+	tab.header()
+	for i, r := range rows {
+		tab.row(r.name, fmt.Sprintf("%.3f", r.ours), cells(cols, r.key, "%.3f", r.ours, ratioOf))
+		if i > 0 || !slices.ContainsFunc(cols, func(c torchRun) bool { return c.sec["compile"] > 0 }) {
+			continue
 		}
-		fmt.Fprintf(w, "| %-28s | %10.3f | %10s | %7s |\n", r.name, r.ours, ref, ratioOf(torch[r.key], r.ours))
+		tab.row("torch.compile warm-up", "-", cells(cols, "compile", "%.3f", 0, nil))
 	}
 	steady := med("step_time")
 	res.FirstSeconds, res.StepSeconds = ms[0]["step_time"], steady
 	res.GenerateSeconds, res.TrainSeconds = med("timing/generate"), med("timing/reward")+med("train_time")
-	res.TorchStepSeconds = torch["step"]
+	if best := anchor(runs); best >= 0 {
+		res.TorchStepSeconds, res.TorchAnchor = runs[best].sec["step"], runs[best].label
+	}
 	cpuSteady := median(cpuSeconds[1:])
-	ref := "-"
-	if t, ok := torch["step_cpu"]; ok && t > 0 {
-		ref = fmt.Sprintf("%.3f", t)
+	tab.row("step, CPU s (all threads)", fmt.Sprintf("%.3f", cpuSteady), cells(cols, "step_cpu", "%.3f", cpuSteady, ratioOf))
+	rss := make([]cell, len(cols))
+	for i, r := range cols {
+		rss[i].ref = "-"
+		if t, ok := r.mem["peak_rss_mb"]; ok {
+			rss[i].ref = fmt.Sprintf("%.0f", t)
+		}
 	}
-	fmt.Fprintf(w, "| %-28s | %10.3f | %10s | %7s |\n", "step, CPU s (all threads)", cpuSteady, ref, ratioOf(torch["step_cpu"], cpuSteady))
-	ref = "-"
-	if t, ok := torchMem["peak_rss_mb"]; ok {
-		ref = fmt.Sprintf("%.0f", t)
-	}
-	fmt.Fprintf(w, "| %-28s | %10.0f | %10s | %7s |\n", "peak RSS, MB", peakRSSMB(), ref, "")
+	tab.row("peak RSS, MB", fmt.Sprintf("%.0f", peakRSSMB()), rss)
 	if v.varlen {
 		rate := median(tokenRates[1:])
-		ref, ratio := "-", "-"
-		if t, ok := torch["tokens_per_s"]; ok && t > 0 {
-			ref, ratio = fmt.Sprintf("%.1f", t), fmt.Sprintf("%.2f×", rate/t)
-		}
-		fmt.Fprintf(w, "| %-28s | %10.1f | %10s | %7s |\n", "useful tokens/s", rate, ref, ratio)
+		tab.row("useful tokens/s", fmt.Sprintf("%.1f", rate), cells(cols, "tokens_per_s", "%.1f", rate, func(theirs, ours float64) string {
+			if theirs <= 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.2f×", ours/theirs)
+		}))
 	}
 	fmt.Fprintf(w, "\nfirst step / steady step: %.2f× (CPU s: %.2f×)\n", ms[0]["step_time"]/steady, cpuSeconds[0]/cpuSteady)
 	if v.varlen {
@@ -383,11 +389,7 @@ func run(args []string, w io.Writer) (err error) {
 	if *name != "full" {
 		label += " (" + *name + ")"
 	}
-	if t, ok := torch["step"]; ok && t > 0 {
-		fmt.Fprintf(w, "%s: %.2f×\n", label, t/steady)
-	} else {
-		fmt.Fprintf(w, "%s: - (no PyTorch figures; run bench/run.sh grpostep)\n", label)
-	}
+	printRatios(w, label, runs, steady)
 	return nil
 }
 

@@ -39,8 +39,8 @@ func TestRunTiny(t *testing.T) {
 				label += " \\(" + v + "\\)"
 			}
 			lines := strings.Split(strings.TrimSpace(text), "\n")
-			if last := lines[len(lines)-1]; !regexp.MustCompile("^" + label + `: [0-9]+\.[0-9]{2}×$`).MatchString(last) {
-				t.Errorf("last line %q, want %q: X.XX×", last, label)
+			if last := lines[len(lines)-1]; !regexp.MustCompile("^" + label + `: [0-9]+\.[0-9]{2}× vs PyTorch$`).MatchString(last) {
+				t.Errorf("last line %q, want %q: X.XX× vs PyTorch", last, label)
 			}
 			if v == "genheavy" && !strings.Contains(text, "of the memory-bandwidth bound") {
 				t.Errorf("genheavy report lacks the decode line:\n%s", text)
@@ -53,6 +53,63 @@ func TestRunTiny(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunAnchors: with an eager and a compiled PyTorch run, the table has
+// a column for each, the compile warm-up is shown apart, and the ratio
+// lines give grpokit against each run and then against the faster, named.
+func TestRunAnchors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	eager := write("eager.json", `{"label": "torch 2.15.0 eager", "info": "torch 2.15.0 eager, BLAS mkl, ISA AVX512", "seconds": {"first": 30, "step": 20, "train": 15, "step_cpu": 40}, "memory": {"peak_rss_mb": 900}}`)
+	compiled := write("compile.json", `{"label": "torch 2.15.0 compile", "info": "torch 2.15.0 compile, BLAS mkl, ISA AVX512", "seconds": {"first": 25, "step": 10, "train": 8, "step_cpu": 20, "compile": 60}, "memory": {"peak_rss_mb": 1200}}`)
+	var out strings.Builder
+	path := filepath.Join(dir, "out.json")
+	if err := run([]string{"-tiny", "-variant", "lora", "-steps", "1", "-torch", eager + "," + compiled, "-json", path}, &out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, re := range []string{
+		`PyTorch: torch 2\.15\.0 eager, BLAS mkl, ISA AVX512\n`,
+		`PyTorch: torch 2\.15\.0 compile, BLAS mkl, ISA AVX512\n`,
+		`\| part +\| +grpokit s \| torch 2\.15\.0 eager s \| +ratio \| torch 2\.15\.0 compile s \| +ratio \|`,
+		`\| torch\.compile warm-up +\| +- \| +- \| +\| +60\.000 \| +\|`,
+		`\| peak RSS, MB +\| +[0-9]+ \| +900 \| +\| +1200 \| +\|`,
+		`grpostep ratio \(lora\) vs torch 2\.15\.0 eager: [0-9]+\.[0-9]{2}×\n`,
+		`grpostep ratio \(lora\) vs torch 2\.15\.0 compile: [0-9]+\.[0-9]{2}×\n`,
+		`grpostep ratio \(lora\): [0-9]+\.[0-9]{2}× vs torch 2\.15\.0 compile \(the fastest of 2 PyTorch runs\)\n$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(text) {
+			t.Errorf("report lacks %s:\n%s", re, text)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r results
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.TorchStepSeconds != 10 || r.TorchAnchor != "torch 2.15.0 compile" {
+		t.Errorf("JSON anchor %q, %v s; want torch 2.15.0 compile, 10 s", r.TorchAnchor, r.TorchStepSeconds)
+	}
+}
+
+func TestAnchor(t *testing.T) {
+	runs := []torchRun{{sec: map[string]float64{"step": 3}}, {sec: map[string]float64{}}, {sec: map[string]float64{"step": 2}}}
+	if got := anchor(runs); got != 2 {
+		t.Errorf("anchor = %d, want 2 (the shortest step)", got)
+	}
+	if got := anchor(runs[1:2]); got != -1 {
+		t.Errorf("anchor without a step = %d, want -1", got)
 	}
 }
 

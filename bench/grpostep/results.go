@@ -62,7 +62,8 @@ type results struct {
 	StepSeconds        float64 `json:"step_s"`
 	GenerateSeconds    float64 `json:"generate_s"`
 	TrainSeconds       float64 `json:"train_s"`
-	TorchStepSeconds   float64 `json:"torch_step_s,omitempty"`
+	TorchStepSeconds   float64 `json:"torch_step_s,omitempty"` // the anchor's
+	TorchAnchor        string  `json:"torch_anchor,omitempty"` // the fastest PyTorch run's label
 	DecodeSeconds      float64 `json:"decode_step_s,omitempty"`
 	DecodeBoundSeconds float64 `json:"decode_bound_s,omitempty"`
 }
