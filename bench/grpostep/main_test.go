@@ -90,14 +90,7 @@ func TestRunAnchors(t *testing.T) {
 			t.Errorf("report lacks %s:\n%s", re, text)
 		}
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r results
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := readResults(t, path)
 	if r.TorchStepSeconds != 10 || r.TorchAnchor != "torch 2.15.0 compile" {
 		t.Errorf("JSON anchor %q, %v s; want torch 2.15.0 compile, 10 s", r.TorchAnchor, r.TorchStepSeconds)
 	}
@@ -149,6 +142,18 @@ func TestRunShapeFlagsAndJSON(t *testing.T) {
 	if !strings.Contains(out.String(), "2 prompts × G=3, 5 prompt tokens, 3 sampled tokens") || !strings.Contains(out.String(), "memory bandwidth (given): 10 GB/s") {
 		t.Errorf("report:\n%s", out.String())
 	}
+	r := readResults(t, path)
+	if r.Prompts != 2 || r.G != 3 || r.NewTokens != 3 || !r.LoRA || r.StepSeconds <= 0 || r.DecodeSeconds <= 0 || r.DecodeBoundSeconds <= 0 {
+		t.Errorf("JSON %+v", r)
+	}
+	if err := run([]string{"-tiny", "-prompts", "2", "-g", "3", "-micro-batch", "4"}, &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "-micro-batch 4") {
+		t.Errorf("-micro-batch 4 of 6 rows: error %v", err)
+	}
+}
+
+// readResults reads a -json output file.
+func readResults(t *testing.T, path string) results {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -157,10 +162,5 @@ func TestRunShapeFlagsAndJSON(t *testing.T) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Prompts != 2 || r.G != 3 || r.NewTokens != 3 || !r.LoRA || r.StepSeconds <= 0 || r.DecodeSeconds <= 0 || r.DecodeBoundSeconds <= 0 {
-		t.Errorf("JSON %+v", r)
-	}
-	if err := run([]string{"-tiny", "-prompts", "2", "-g", "3", "-micro-batch", "4"}, &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "-micro-batch 4") {
-		t.Errorf("-micro-batch 4 of 6 rows: error %v", err)
-	}
+	return r
 }
