@@ -60,18 +60,7 @@ func (r *Renderer) Demonstration(d Demonstration, tools []*Tool) (Trajectory, er
 		case len(turn.Results) != len(calls):
 			return Trajectory{}, fmt.Errorf("agent: demonstration: turn %d makes %d calls and has %d results", i+1, len(calls), len(turn.Results))
 		}
-		out := append(r.tok.Tokenizer.Encode(turn.Text, false), r.tok.EOS[0])
-		t.IDs = append(t.IDs, out...)
-		for range out {
-			t.Mask = append(t.Mask, 1)
-		}
-		msg := r.format.AssistantMessage(turn.Text, content, calls)
-		if msg.Extra == nil {
-			msg.Extra = map[string]any{}
-		}
-		msg.Extra["text"] = turn.Text
-		t.Messages = append(t.Messages, msg)
-		t.Turns++
+		t.addTurn(r.format, append(r.tok.Tokenizer.Encode(turn.Text, false), r.tok.EOS[0]), turn.Text, content, calls)
 		if last {
 			break
 		}
@@ -88,11 +77,7 @@ func (r *Renderer) Demonstration(d Demonstration, tools []*Tool) (Trajectory, er
 		if err != nil {
 			return Trajectory{}, fmt.Errorf("agent: demonstration: %w", err)
 		}
-		t.IDs = append(t.IDs, ins...)
-		for range ins {
-			t.Mask = append(t.Mask, 0)
-		}
-		t.Messages = append(t.Messages, r.format.ResultMessages(res)...)
+		t.addResults(r.format, ins, res)
 		t.Calls += len(calls)
 	}
 	return t, nil

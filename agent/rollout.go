@@ -97,6 +97,33 @@ func (t *Trajectory) FinalContent() string {
 	return ""
 }
 
+// addTurn appends a model turn: its tokens (ids, the stop token
+// included; mask 1) and its assistant message, which keeps the turn's
+// text as generated in Extra["text"].
+func (t *Trajectory) addTurn(f Format, ids []int, text, content string, calls []Call) {
+	t.IDs = append(t.IDs, ids...)
+	for range ids {
+		t.Mask = append(t.Mask, 1)
+	}
+	msg := f.AssistantMessage(text, content, calls)
+	if msg.Extra == nil {
+		msg.Extra = map[string]any{}
+	}
+	msg.Extra["text"] = text
+	t.Messages = append(t.Messages, msg)
+	t.Turns++
+}
+
+// addResults appends the insertion after a turn's calls: its tokens (ins,
+// as Renderer.ResultIDs renders res; mask 0) and the result messages.
+func (t *Trajectory) addResults(f Format, ins []int, res []Result) {
+	t.IDs = append(t.IDs, ins...)
+	for range ins {
+		t.Mask = append(t.Mask, 0)
+	}
+	t.Messages = append(t.Messages, f.ResultMessages(res)...)
+}
+
 // Transcript is the completion as text for rewards that read text: the
 // assistant turns as generated and each tool result, one per line, marked
 // "[tool NAME] ".
@@ -337,12 +364,6 @@ func (run *Runner) Rollout(ctx context.Context, prompts []Prompt, seed uint64) (
 			if room := maxLen - len(t.IDs); len(ids) > room {
 				ids, stopped = ids[:room], false
 			}
-			t.IDs = append(t.IDs, ids...)
-			for range ids {
-				t.Mask = append(t.Mask, 1)
-			}
-			t.Turns++
-			batch.Turns++
 			textIDs := ids
 			if stopped && len(textIDs) > 0 {
 				textIDs = textIDs[:len(textIDs)-1]
@@ -355,12 +376,8 @@ func (run *Runner) Rollout(ctx context.Context, prompts []Prompt, seed uint64) (
 				t.Truncated = true
 				calls = nil
 			}
-			msg := f.AssistantMessage(text, content, calls)
-			if msg.Extra == nil {
-				msg.Extra = map[string]any{}
-			}
-			msg.Extra["text"] = text
-			t.Messages = append(t.Messages, msg)
+			t.addTurn(f, ids, text, content, calls)
+			batch.Turns++
 			if len(calls) == 0 || (run.cfg.MaxToolCallingIterations > 0 && r.rounds >= run.cfg.MaxToolCallingIterations) {
 				r.done = true
 				continue
@@ -396,11 +413,7 @@ func (run *Runner) Rollout(ctx context.Context, prompts []Prompt, seed uint64) (
 				r.done = true
 				continue
 			}
-			t.IDs = append(t.IDs, ins...)
-			for range ins {
-				t.Mask = append(t.Mask, 0)
-			}
-			t.Messages = append(t.Messages, f.ResultMessages(res)...)
+			t.addResults(f, ins, res)
 			if len(t.IDs) >= maxLen {
 				r.done = true
 			}
