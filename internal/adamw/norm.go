@@ -16,7 +16,7 @@ import (
 
 // SumSquares returns Σ x[i]² of x laid out in rows of row elements: each
 // row's squares rounded to float32 and added in index order, the row sums
-// added in float64. These are the bits of SquaresGraph's sum on the
+// added in float64. These are the bits of NormGraph's sum on the
 // pure-Go backend, whose reductions are sequential.
 func SumSquares(x []float32, row int) float64 {
 	if row <= 0 || row > len(x) {
@@ -42,9 +42,9 @@ func RowLength(dims []int) int {
 	return dims[len(dims)-1]
 }
 
-// SquaresGraph returns Σ x² over every element of grads as a float64
+// squaresGraph returns Σ x² over every element of grads as a float64
 // scalar, summed as SumSquares sums.
-func SquaresGraph(grads []*Node) *Node {
+func squaresGraph(grads []*Node) *Node {
 	var sq *Node
 	for _, gr := range grads {
 		rows := Square(gr)
@@ -64,5 +64,5 @@ func SquaresGraph(grads []*Node) *Node {
 // NormGraph is the global L2 norm of grads, float32 (the square root
 // taken in float64, as the host takes it).
 func NormGraph(grads []*Node) *Node {
-	return ConvertDType(Sqrt(SquaresGraph(grads)), dtypes.Float32)
+	return ConvertDType(Sqrt(squaresGraph(grads)), dtypes.Float32)
 }

@@ -65,10 +65,10 @@ func TestSumSquaresAccuracy(t *testing.T) {
 	}
 }
 
-// TestSquaresGraphMatchesHost: on the pure-Go backend the graph's norm is
+// TestNormGraphMatchesHost: on the pure-Go backend the graph's norm is
 // SumSquares' bit for bit, for a scalar, a vector, a matrix and a rank-3
 // gradient, as the host clipping in grpo relies on.
-func TestSquaresGraphMatchesHost(t *testing.T) {
+func TestNormGraphMatchesHost(t *testing.T) {
 	b, err := backend.New("")
 	if err != nil {
 		t.Fatal(err)
