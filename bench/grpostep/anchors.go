@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/grpokit/grpokit/bench/internal/torchref"
@@ -27,26 +25,23 @@ func loadTorchRuns(list string) ([]torchRun, error) {
 		if path == "" {
 			continue
 		}
-		sec, info, err := torchref.Load(path, "seconds")
+		f, err := torchref.Read(path)
 		if err != nil {
 			return nil, err
 		}
-		mem, _, err := torchref.Load(path, "memory")
+		sec, err := f.Table("seconds")
+		if err != nil {
+			return nil, err
+		}
+		mem, err := f.Table("memory")
 		if err != nil {
 			mem = map[string]float64{}
 		}
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
+		label := f.Label
+		if label == "" {
+			label = "PyTorch"
 		}
-		var named struct{ Label string }
-		if err := json.Unmarshal(raw, &named); err != nil {
-			return nil, fmt.Errorf("torch results %s: %w", path, err)
-		}
-		if named.Label == "" {
-			named.Label = "PyTorch"
-		}
-		runs = append(runs, torchRun{label: named.Label, info: info, sec: sec, mem: mem})
+		runs = append(runs, torchRun{label: label, info: f.Info, sec: sec, mem: mem})
 	}
 	return runs, nil
 }
