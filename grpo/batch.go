@@ -3,7 +3,10 @@ package grpo
 import (
 	"encoding/json"
 	"math"
+	"slices"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/grpokit/grpokit/internal/pad"
 	"github.com/grpokit/grpokit/loss"
@@ -82,6 +85,35 @@ type microBatch struct {
 	// nil otherwise. LossMask is already 0 at the inserted tokens; a
 	// constraint restarts its prefix at each model turn (allowedInputs).
 	ToolMask []int32
+	// Group, when above 1, says that the rows are groups of Group
+	// consecutive rows with the same prompt (sharedGroup): the graphs
+	// compute each group's prompt once (Config.SharePrompts).
+	Group int
+}
+
+// sharedGroup returns g when the rows, laid out as a micro-batch of
+// batchRows rows, are whole groups of g consecutive rows with equal prompt
+// tokens (the padding rows then form whole groups too), else 0.
+func sharedGroup(rows []*row, g, batchRows int) int {
+	if g < 2 || len(rows)%g != 0 || batchRows%g != 0 {
+		return 0
+	}
+	for i, r := range rows {
+		if !slices.Equal(r.PromptIDs, rows[i-i%g].PromptIDs) {
+			return 0
+		}
+	}
+	return g
+}
+
+// withGroup appends the group marker to a micro-batch's graph inputs when
+// its rows share their prompts: an int8 [Group] tensor whose length is all
+// a graph reads (groupOf), so that the two layouts compile apart.
+func (mb *microBatch) withGroup(in []any) []any {
+	if mb.Group < 2 {
+		return in
+	}
+	return append(in, tensors.FromShape(shapes.Make(dtypes.Int8, mb.Group)))
 }
 
 // microInputs is the number of training-graph inputs before the optional

@@ -327,6 +327,18 @@ type Config struct {
 	// each chunk's logits are made again in the backward pass. 0 picks
 	// chunks of about 8 Mi logits (32 MiB). Default 0.
 	LogitsChunkSize int `json:"logits_chunk_size"`
+	// SharePrompts computes each prompt once in the training passes (the
+	// loss's forward and backward, and the old and reference log-probs)
+	// when a micro-batch holds whole groups of a prompt's completions:
+	// the prompt's tokens run through the layers once per group instead
+	// of once per completion (model.GroupedHiddenGraph), which for a
+	// prompt of P tokens and completions of C saves about (G−1)/G·P/(P+C)
+	// of the work. The loss and gradients are the same sums as with every
+	// row whole, up to float32 rounding (a group's terms meet in another
+	// order), so trained weights differ from TRL's in their last bits as
+	// they would with another kernel. false runs every row whole, as TRL.
+	// Policies other than LMPolicy may ignore it. Default true.
+	SharePrompts bool `json:"share_prompts"`
 
 	// Seed seeds shuffling, sampling and episode choices; the same seed
 	// gives the same run. Default 42. TRL: seed.
@@ -444,6 +456,7 @@ func DefaultConfig() Config {
 		MaxTurns:                  16,
 		MaxNonFiniteSteps:         3,
 		GradientCheckpointing:     true,
+		SharePrompts:              true,
 		UseBiasCorrectionKL:       true,
 	}
 }

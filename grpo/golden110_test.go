@@ -359,6 +359,7 @@ func checkLossGolden(t *testing.T, g trlGolden, ts map[string]stTensor, skip map
 					r.Advantage = adv.Values[i]
 				}
 				mb := packRowsShape(rows, b, 5, c, cfg.MaskTruncatedCompletions)
+				mb.Group = modeGroup(t, mode.shared, rows, in.NumGenerations)
 				mb.setWeights(cfg.LossType, loss.StepNormalizers{Rows: b, Tokens: mb.tokens(), MicroBatch: 1, MaxCompletionLength: c, Columns: c})
 				wantItems := cmpOr(v.NumItems, in.NumItemsInBatch)
 				if mb.tokens() != wantItems {
@@ -378,9 +379,11 @@ func checkLossGolden(t *testing.T, g trlGolden, ts map[string]stTensor, skip map
 					// rounding may split (README, ambiguity 1): inject the stored
 					// mask; TestHighEntropyMaskGoldenTRL110 checks the mask itself.
 					em := ts[name+".entropy_mask"]
+					at := len(args)
 					args = append(args, tensors.FromFlatDataAndDimensions(em.Data, em.Shape...))
-					tr.injectEntropyMask = func(in []*Node) *Node { return in[len(in)-1] }
+					tr.injectEntropyMask = func(in []*Node) *Node { return in[at] }
 				}
+				args = mb.withGroup(args)
 				var kinds []string
 				exec, err := mlctx.NewExecAny(pol.Backend(), pol.Context(), func(ctx *mlctx.Context, in []*Node) []*Node {
 					ctx = ctx.Checked(false)

@@ -45,8 +45,9 @@ func TestLoRAGradientsGolden(t *testing.T) {
 					exec, err := mlctx.NewExecAny(pol.Backend(), pol.Context(), func(ctx *mlctx.Context, in []*Node) []*Node {
 						ctx = ctx.Checked(false)
 						c := in[2].Shape().Dim(1)
-						logp, _ := PolicyLogProbs(ctx, pol, in[0], in[1], c, LogProbsOptions{Temperature: g.Temperature, ChunkSize: mode.chunk, GradientCheckpointing: mode.checkpoint})
-						ref, _ := PolicyLogProbs(ctx, pol, in[0], in[1], c, LogProbsOptions{Temperature: g.Temperature, Reference: true, ChunkSize: mode.chunk})
+						group := modeGroup(t, mode.shared, rows, 3)
+						logp, _ := PolicyLogProbs(ctx, pol, in[0], in[1], c, LogProbsOptions{Temperature: g.Temperature, ChunkSize: mode.chunk, GradientCheckpointing: mode.checkpoint, Group: group})
+						ref, _ := PolicyLogProbs(ctx, pol, in[0], in[1], c, LogProbsOptions{Temperature: g.Temperature, Reference: true, ChunkSize: mode.chunk, Group: group})
 						old := StopGradient(logp)
 						if variant == "offpolicy" {
 							old = in[microInputs]
@@ -109,13 +110,33 @@ func TestLoRAGradientsGolden(t *testing.T) {
 // memoryModes are the ways the golden GRPO tests build the log-probs: as
 // the trainer does by default (one chunk at these sizes), in chunks of 3
 // of the 8 completion positions, and in chunks with every decoder layer
-// checkpointed (Config.LogitsChunkSize, Config.GradientCheckpointing). All
-// must match the golden numbers.
+// checkpointed (Config.LogitsChunkSize, Config.GradientCheckpointing), each
+// with every row whole and with each group's prompt computed once
+// (Config.SharePrompts; the golden rows are two groups of three rows that
+// share a prompt, one left-padded). All must match the golden numbers.
 var memoryModes = []struct {
 	name       string
 	chunk      int
 	checkpoint bool
-}{{"default", 0, false}, {"chunk3", 3, false}, {"chunk3+checkpoint", 3, true}}
+	shared     bool
+}{
+	{"default", 0, false, false}, {"chunk3", 3, false, false}, {"chunk3+checkpoint", 3, true, false},
+	{"shared", 0, false, true}, {"shared+chunk3+checkpoint", 3, true, true},
+}
+
+// modeGroup returns the rows' prompt group under a memory mode: 0 when the
+// mode keeps rows whole; it fails the test when shared rows do not group.
+func modeGroup(t *testing.T, shared bool, rows []*row, g int) int {
+	t.Helper()
+	if !shared {
+		return 0
+	}
+	n := sharedGroup(rows, g, len(rows))
+	if n < 2 {
+		t.Fatalf("the golden rows are not groups of %d with equal prompts", g)
+	}
+	return n
+}
 
 // goldenLoRAPolicy is llama-tiny with the golden PEFT adapter (opts as
 // model.Load takes them), the policy every GRPO golden test differentiates.

@@ -52,6 +52,9 @@ type LogProbsOptions struct {
 	ChunkSize int
 	// GradientCheckpointing is LogitsInputs.GradientCheckpointing.
 	GradientCheckpointing bool
+	// Group is LogitsInputs.Group: rows in groups of Group that share
+	// their prompt columns; 0 for none.
+	Group int
 }
 
 // chunkSize returns the positions per chunk for b rows of a vocabulary of
@@ -78,7 +81,7 @@ func PolicyLogProbs(ctx *mlctx.Context, p Policy, tokens, mask *graph.Node, comp
 	}
 	l := tokens.Shape().Dim(1)
 	promptLen := l - completionLen
-	in := LogitsInputs{Tokens: tokens, Mask: mask, PromptLen: promptLen, Reference: o.Reference, GradientCheckpointing: o.GradientCheckpointing}
+	in := LogitsInputs{Tokens: tokens, Mask: mask, PromptLen: promptLen, Reference: o.Reference, GradientCheckpointing: o.GradientCheckpointing, Group: o.Group}
 	targets := Slice(tokens, AxisRange(), AxisRange(promptLen, l))
 	hp, ok := p.(HeadPolicy)
 	if !ok {
@@ -130,10 +133,12 @@ func vocabOf(ctx *mlctx.Context, hp HeadPolicy, hidden *Node, reference bool) in
 }
 
 // logProbsOptions returns the options of the trainer's log-prob graphs;
-// train is set for the graph that is differentiated.
-func (t *Trainer) logProbsOptions(reference, train bool, allowed []*Node) LogProbsOptions {
+// train is set for the graph that is differentiated, group is the
+// micro-batch's (groupOf).
+func (t *Trainer) logProbsOptions(reference, train bool, allowed []*Node, group int) LogProbsOptions {
 	return LogProbsOptions{
 		Temperature: t.cfg.Temperature, Reference: reference, Allowed: allowed,
 		ChunkSize: t.cfg.LogitsChunkSize, GradientCheckpointing: t.cfg.GradientCheckpointing && train,
+		Group: group,
 	}
 }

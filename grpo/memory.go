@@ -96,8 +96,19 @@ func (c Config) MemorySettings() memplan.Training {
 		GenerationBatchSize: c.EffectiveGenerationBatchSize(), NumGenerations: c.NumGenerations,
 		MaxPromptLength: c.MaxPromptLength, MaxCompletionLength: c.MaxCompletionLength,
 		Beta: c.Beta, GradientCheckpointing: c.GradientCheckpointing, LogitsChunkSize: c.LogitsChunkSize,
-		RefModelSyncSteps: c.refModelSyncSteps(),
+		RefModelSyncSteps: c.refModelSyncSteps(), PromptGroup: c.promptGroup(),
 	}
+}
+
+// promptGroup is the rows per prompt that share their prompt in every
+// micro-batch of a dataset's rollouts (sharedGroup), or 0: with
+// share_prompts, whole groups per micro-batch and no shuffle across them.
+func (c Config) promptGroup() int {
+	g := c.NumGenerations
+	if !c.SharePrompts || g < 2 || c.BatchSize%g != 0 || c.EffectiveStepsPerGeneration() > c.GradientAccumulationSteps {
+		return 0
+	}
+	return g
 }
 
 // refModelSyncSteps returns RefModelSyncSteps with SyncRefModel, else 0.
@@ -120,6 +131,9 @@ func (t *Trainer) planMemory(src source) (*memplan.GCLimit, error) {
 	}
 	req := mp.MemoryRequest(t.cfg, t.longestPrompt(src))
 	req.Train.Trajectories = t.tools != nil
+	if _, ok := src.(*datasetSource); !ok {
+		req.Train.PromptGroup = 0 // an Env's later turns have prompts of their own
+	}
 	prompt := cmp.Or(req.PromptTokens, t.cfg.MaxPromptLength, 512) // as Estimate assumes
 	req.Extra = append(req.Extra, t.rewardMemory(t.cfg.EffectiveGenerationBatchSize(), prompt+t.cfg.MaxCompletionLength)...)
 	plan, err := memplan.Estimate(req)

@@ -89,4 +89,9 @@ type LogitsInputs struct {
 	// activations in the backward pass instead of keeping them from the
 	// forward pass (Config.GradientCheckpointing). A Policy may ignore it.
 	GradientCheckpointing bool
+	// Group, when above 1, says that the rows come in groups of Group
+	// consecutive rows whose prompt columns (Tokens and Mask) are equal,
+	// so that a Policy may compute each group's prompt once
+	// (Config.SharePrompts). A Policy may ignore it.
+	Group int
 }

@@ -334,7 +334,9 @@ func (p *LMPolicy) Logits(ctx *mlctx.Context, in LogitsInputs) *graph.Node {
 // Hidden returns the hidden states after the final norm at positions
 // P−1 … P+C−2 (model.HiddenRangeGraph): [B, C, H]; the decoder layers are
 // recomputed in the backward pass with in.GradientCheckpointing (an error
-// with LoRA dropout, whose random mask would differ the second time).
+// with LoRA dropout, whose random mask would differ the second time). With
+// in.Group above 1 each group's prompt is computed once
+// (model.GroupedHiddenGraph).
 // Graph building; panics on error.
 func (p *LMPolicy) Hidden(ctx *mlctx.Context, in LogitsInputs) *graph.Node {
 	g := in.Tokens.Graph()
@@ -346,6 +348,9 @@ func (p *LMPolicy) Hidden(ctx *mlctx.Context, in LogitsInputs) *graph.Node {
 	}
 	// The logits that predict the completion tokens are those at positions
 	// PromptLen-1 .. l-2; the LM head runs only there.
+	if in.Group > 1 {
+		return m.GroupedHiddenGraph(ctx, withAdapter, in.Tokens, in.Mask, pos, in.PromptLen, in.Group, in.GradientCheckpointing)
+	}
 	return m.HiddenRangeGraph(ctx, withAdapter, in.Tokens, in.Mask, pos, in.PromptLen-1, l-1, in.GradientCheckpointing)
 }
 

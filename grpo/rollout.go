@@ -221,7 +221,11 @@ func (t *Trainer) makeRollouts(ctx context.Context, src source, k int) (*rollout
 	var microRows []int // loss rows of each micro-batch
 	for start := 0; start < len(packed); start += bs {
 		part := packed[start:min(start+bs, len(packed))]
-		buf.Micro = append(buf.Micro, packRows(part, bs, t.cfg.MaxPromptLength, t.cfg.MaxCompletionLength, t.cfg.MaskTruncatedCompletions))
+		mb := packRows(part, bs, t.cfg.MaxPromptLength, t.cfg.MaxCompletionLength, t.cfg.MaskTruncatedCompletions)
+		if t.cfg.SharePrompts {
+			mb.Group = sharedGroup(part, t.cfg.NumGenerations, bs)
+		}
+		buf.Micro = append(buf.Micro, mb)
 		if t.tokenCredit != nil {
 			buf.Micro[len(buf.Micro)-1].setTokenAdvantages(part)
 		}
@@ -278,7 +282,7 @@ func (t *Trainer) advantages(rows []*row) (loss.Advantages, error) {
 func (t *Trainer) logProbs(exec interface {
 	Exec(args ...any) ([]*tensors.Tensor, error)
 }, mb *microBatch) ([]float32, error) {
-	outs, err := exec.Exec(mb.withAllowed(mb.logitsInputs(), t.constraint)...)
+	outs, err := exec.Exec(mb.withGroup(mb.withAllowed(mb.logitsInputs(), t.constraint))...)
 	if err != nil {
 		return nil, err
 	}

@@ -49,7 +49,8 @@ func (t *Trainer) logProbsGraph(reference bool) func(ctx *mlctx.Context, in []*N
 		if t.constraint != nil {
 			allowed = in[3:5]
 		}
-		logp, _ := PolicyLogProbs(ctx.Checked(false), t.policy, in[0], in[1], c, t.logProbsOptions(reference, false, allowed))
+		group := groupOf(in, 3+len(allowed))
+		logp, _ := PolicyLogProbs(ctx.Checked(false), t.policy, in[0], in[1], c, t.logProbsOptions(reference, false, allowed, group))
 		return StopGradient(logp)
 	}
 }
@@ -60,8 +61,8 @@ func (t *Trainer) logProbsGraph(reference bool) func(ctx *mlctx.Context, in []*N
 func (t *Trainer) lossGraph(ctx *mlctx.Context, in []*Node) (total, stats *Node, terms loss.Terms) {
 	tokens, mask, lossMask, weights, adv, entScale := in[0], in[1], in[2], in[3], in[4], in[5]
 	c := lossMask.Shape().Dim(1)
-	old, ref, allowed := t.extraInputs(in[microInputs:])
-	logp, entropy := PolicyLogProbs(ctx, t.policy, tokens, mask, c, t.logProbsOptions(false, true, allowed))
+	old, ref, allowed, group := t.extraInputs(in[microInputs:])
+	logp, entropy := PolicyLogProbs(ctx, t.policy, tokens, mask, c, t.logProbsOptions(false, true, allowed, group))
 	spec := t.cfg.lossSpec()
 	if spec.EntropyCoef == 0 && !t.cfg.UseAdaptiveEntropy {
 		entropy = StopGradient(entropy) // TRL computes entropies with grad only for the bonus
@@ -135,9 +136,10 @@ func lossStats(terms loss.Terms, entropy, lossMask, policyLoss *Node) *Node {
 }
 
 // extraInputs splits the training graph's optional inputs (see
-// microBatch.inputs and withAllowed): old and ref log-probs (nil when not
-// used) and the constraint inputs (nil without a constraint).
-func (t *Trainer) extraInputs(in []*Node) (old, ref *Node, allowed []*Node) {
+// microBatch.inputs, withAllowed and withGroup): old and ref log-probs (nil
+// when not used), the constraint inputs (nil without a constraint) and the
+// rows' prompt group (0 for none).
+func (t *Trainer) extraInputs(in []*Node) (old, ref *Node, allowed []*Node, group int) {
 	if t.withOld() {
 		old, in = in[0], in[1:]
 	}
@@ -145,9 +147,20 @@ func (t *Trainer) extraInputs(in []*Node) (old, ref *Node, allowed []*Node) {
 		ref, in = in[0], in[1:]
 	}
 	if t.constraint != nil {
-		allowed = in[:2]
+		allowed, in = in[:2], in[2:]
 	}
-	return old, ref, allowed
+	return old, ref, allowed, groupOf(in, 0)
+}
+
+// groupOf reads the group marker (microBatch.withGroup), an int8 vector
+// after the first n graph inputs: its length, or 0 when there is none.
+func groupOf(in []*Node, n int) int {
+	if len(in) > n {
+		if last := in[len(in)-1]; last.DType() == dtypes.Int8 && last.Rank() == 1 {
+			return last.Shape().Dim(0)
+		}
+	}
+	return 0
 }
 
 // trainGraph returns the graph function of one micro-batch. With accumulate

@@ -455,7 +455,7 @@ func (t *Trainer) trainStep(ctx context.Context, src source, total int) (Metrics
 			// The graph's bonus has coefficient 1: this step's is in its scale.
 			in[microEntScale] = tensors.FromScalar(mb.EntScale * float32(t.entropy.applied(t.cfg)))
 		}
-		outs, err := exec.Exec(mb.withAllowed(in, t.constraint)...)
+		outs, err := exec.Exec(mb.withGroup(mb.withAllowed(in, t.constraint))...)
 		if err != nil {
 			return nil, nil, fmt.Errorf("grpo: step %d: %w", t.step+1, err)
 		}

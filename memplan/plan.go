@@ -80,6 +80,11 @@ type Training struct {
 	// generation over the context so far, so the KV cache is sized for
 	// the longest context any turn can have.
 	Trajectories bool
+	// PromptGroup, above 1, is the rows per prompt when the trainer's
+	// micro-batches hold whole groups of a prompt's completions and compute
+	// each prompt once (share_prompts): the passes then hold the prompt's
+	// activations once per group. 0 counts every row whole.
+	PromptGroup int
 }
 
 // Item is one line of a Plan.
@@ -266,6 +271,11 @@ func Estimate(r Request) (Plan, error) {
 
 	// Activations kept for the backward pass, per micro-batch.
 	tokens := rows * seq
+	tnote := fmt.Sprintf("%d×%d tokens", rows, seq)
+	if g := int64(tc.PromptGroup); g > 1 && rows%g == 0 && !tc.Trajectories {
+		tokens = rows/g*(seq-tcomp) + rows*tcomp
+		tnote = fmt.Sprintf("%d prompts × %d + %d×%d tokens", rows/g, seq-tcomp, rows, tcomp)
+	}
 	// With gradient checkpointing a layer's forward pass is recomputed
 	// inside its backward pass, whole (the calibrated per-layer figure,
 	// also for LoRA); without it a LoRA step keeps only what the backward
@@ -277,10 +287,10 @@ func Estimate(r Request) (Plan, error) {
 	var act int64
 	if tc.GradientCheckpointing {
 		act = L*tokens*H*4 + tokens*perTokenLayer
-		add("activations", act, "%d×%d tokens; checkpointed: layer inputs + one layer", rows, seq)
+		add("activations", act, "%s; checkpointed: layer inputs + one layer", tnote)
 	} else {
 		act = L * tokens * perTokenLayer
-		add("activations", act, "%d×%d tokens × %d layers", rows, seq, L)
+		add("activations", act, "%s × %d layers", tnote, L)
 	}
 	// The loss maps chunks of completion positions to logits
 	// (logits_chunk_size; 0 picks about 8 Mi logits a chunk).

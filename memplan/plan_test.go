@@ -62,6 +62,24 @@ func TestPlanMemoryArithmetic(t *testing.T) {
 			"Go runtime and GC": base + (32000+9600+16000+7968+2656)*35/100,
 		},
 	}, {
+		// share_prompts: the two rows are one group, their 6 prompt
+		// tokens held once: 6 + 2·4 = 14 tokens (the per-token figure as
+		// above, its scores still over the row's 10 keys).
+		name: "full fine-tuning, shared prompts",
+		req: Request{
+			Model: planModel(100, 8, 16, 2, 2, 1, 4),
+			Train: Training{BatchSize: 2, MaxPromptLength: 6, MaxCompletionLength: 4, PromptGroup: 2},
+		},
+		want: map[string]int64{"activations": 2 * 14 * 800, "workspace": 14 * 800},
+	}, {
+		// A group that does not divide the rows counts them whole.
+		name: "full fine-tuning, groups that do not divide the batch",
+		req: Request{
+			Model: planModel(100, 8, 16, 2, 2, 1, 4),
+			Train: Training{BatchSize: 2, MaxPromptLength: 6, MaxCompletionLength: 4, PromptGroup: 4},
+		},
+		want: map[string]int64{"activations": 2 * 20 * 800},
+	}, {
 		name: "full fine-tuning with beta",
 		req: Request{
 			Model: planModel(100, 8, 16, 2, 2, 1, 4),

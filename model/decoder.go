@@ -30,6 +30,8 @@ type fwd struct {
 	// checkpoint recomputes each decoder layer in the backward pass
 	// (vjp.Checkpoint) instead of keeping its activations; plain forward only.
 	checkpoint bool
+	// group, when set, is the flat layout of a grouped forward (grouped.go).
+	group *groupLayout
 }
 
 // weight returns the graph node of HF tensor name (tied fallback applied).
@@ -206,19 +208,30 @@ func (f *fwd) attention(i int, h *Node, r rope, mask *Node, cache *kvState, w ca
 		out, kv := f.prefixAttention(q, k, v, mask, cache, w)
 		return f.linear(name("o_proj"), out, cfg.oBias()), kv
 	}
+	if f.group != nil {
+		return f.linear(name("o_proj"), f.groupedAttention(i, q, k, v), cfg.oBias()), kvState{}
+	}
 	kv := kvState{k: k, v: v}
 	if cache != nil {
 		kv.k = writeCache(f.forms, cache.k, k, w)
 		kv.v = writeCache(f.forms, cache.v, v, w)
 	}
+	return f.linear(name("o_proj"), f.attend(q, kv.k, kv.v, mask), cfg.oBias()), kv
+}
+
+// attend is attention's core: queries q [B, T, nh, hd] over keys and values
+// k, v [B, S, nkv, hd] with mask [B, nkv, T, rep, S] (see scoreMask); it
+// returns [B, T, nh·hd].
+func (f *fwd) attend(q, k, v, mask *Node) *Node {
+	B, T := q.Shape().Dim(0), q.Shape().Dim(1)
+	nh, nkv, hd := f.m.cfg.NumAttentionHeads, f.m.cfg.NumKeyValueHeads, f.m.cfg.HeadDim
 	rep := nh / nkv
 	// Query head n uses kv head n/rep: split heads as [kv group, rep].
 	q5 := Reshape(q, B, T, nkv, rep, hd)
-	scores := DotGeneral(q5, []int{4}, []int{0, 2}, kv.k, []int{3}, []int{0, 2}) // [B, G, T, R, S]
+	scores := DotGeneral(q5, []int{4}, []int{0, 2}, k, []int{3}, []int{0, 2}) // [B, G, T, R, S]
 	probs := f.attnProbs(scores, mask)
-	out := DotGeneral(probs, []int{4}, []int{0, 1}, kv.v, []int{1}, []int{0, 2}) // [B, G, T, R, hd]
-	out = Reshape(TransposeAllAxes(out, 0, 2, 1, 3, 4), B, T, nh*hd)
-	return f.linear(name("o_proj"), out, cfg.oBias()), kv
+	out := DotGeneral(probs, []int{4}, []int{0, 1}, v, []int{1}, []int{0, 2}) // [B, G, T, R, hd]
+	return Reshape(TransposeAllAxes(out, 0, 2, 1, 3, 4), B, T, nh*hd)
 }
 
 // attnProbs turns raw scores q·k into attention weights: scaled, masked
@@ -334,7 +347,9 @@ func (f *fwd) decoder(ids, positions *Node, allowed masks, caches []kvState, at 
 			if local {
 				m = allowed.local
 			}
-			scoreMasks[local] = f.scoreMask(m)
+			if f.group == nil { // a grouped forward keeps its own masks
+				scoreMasks[local] = f.scoreMask(m)
+			}
 		}
 		var c *kvState
 		if caches != nil {
@@ -458,13 +473,21 @@ func (f *fwd) heldAs(g *Graph, name string, dt dtypes.DType) *Node {
 // sliding-window layers also t - s < sliding_window (HF's
 // sliding_window_overlay: a query sees the window's keys, itself included;
 // t and s index the padded sequence, as HF's cache positions).
-func (f *fwd) causalMask(mask *Node) masks {
+func (f *fwd) causalMask(mask *Node) masks { return f.causalMaskFrom(mask, 0) }
+
+// causalMaskFrom is causalMask's rows from..S-1 only (the queries of the
+// positions from on, keys all S): [B, S-from, S].
+func (f *fwd) causalMaskFrom(mask *Node, from int) masks {
 	g := mask.Graph()
-	B, T := mask.Shape().Dimensions[0], mask.Shape().Dimensions[1]
-	qi := Iota(g, shapes.Make(dtypes.Int32, B, T, T), 1)
-	ki := Iota(g, shapes.Make(dtypes.Int32, B, T, T), 2)
+	B, S := mask.Shape().Dimensions[0], mask.Shape().Dimensions[1]
+	T := S - from
+	qi := Iota(g, shapes.Make(dtypes.Int32, B, T, S), 1)
+	if from > 0 {
+		qi = AddScalar(qi, float64(from))
+	}
+	ki := Iota(g, shapes.Make(dtypes.Int32, B, T, S), 2)
 	real := NotEqual(mask, ScalarZero(g, mask.DType()))
-	full := LogicalAnd(LessOrEqual(ki, qi), BroadcastToDims(ExpandAxes(real, 1), B, T, T))
+	full := LogicalAnd(LessOrEqual(ki, qi), BroadcastToDims(ExpandAxes(real, 1), B, T, S))
 	out := masks{full: full}
 	if f.m.hasSlidingLayers() {
 		w := Const(g, int32(f.m.cfg.SlidingWindow))

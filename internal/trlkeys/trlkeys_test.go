@@ -68,7 +68,7 @@ func TestEveryFieldHasAnAnswer(t *testing.T) {
 // docs/trl.md lists them as grpokit's own.
 var grpokitOwn = []string{"drop_zero_std_groups", "dynamic_sampling", "dynamic_sampling_max_rounds", "episode_select",
 	"logits_chunk_size", "max_nonfinite_steps", "max_prompt_length", "max_turns", "min_completion_length",
-	"overwrite_output_dir", "reward_timeout", "reward_workers", "save_minutes", "warmup_ratio"}
+	"overwrite_output_dir", "reward_timeout", "reward_workers", "save_minutes", "share_prompts", "warmup_ratio"}
 
 // The grpo.Config keys that are not TRL's are exactly grpokitOwn: a key
 // TRL drops (or adds) shows here.
