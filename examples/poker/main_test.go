@@ -194,6 +194,23 @@ func TestSharedTRLConfig(t *testing.T) {
 	}
 }
 
+// TestLongRunConfig checks that bench/trl/poker-60min.yaml, the results
+// page's 60-minute run, reaches examples/poker as written.
+func TestLongRunConfig(t *testing.T) {
+	cfg := defaults()
+	if err := parse(&cfg, []string{"-config", filepath.Join("..", "..", "bench", "trl", "poker-60min.yaml")}); err != nil {
+		t.Fatal(err)
+	}
+	gc := cfg.GRPO(10)
+	if cfg.Steps != 320 || cfg.Prompts != 4 || cfg.Generations != 16 || cfg.Entropy != 0.1 ||
+		cfg.TimeLimit.String() != "1h0m0s" || cfg.Eval != 540 || cfg.Train != "full" {
+		t.Errorf("example settings %+v", cfg)
+	}
+	if gc.BatchSize != 64 || gc.NumGenerations != 16 || gc.ShuffleDataset {
+		t.Errorf("trainer settings %+v", gc)
+	}
+}
+
 // TestRows checks -rows: the training rows in the order an unshuffled
 // trainer visits them (example i is of class i mod 9), then the held-out
 // hands, balanced, and no training.
