@@ -259,16 +259,40 @@ func TestSmolLM2LlamaCpp(t *testing.T) {
 	if d > 0.15 {
 		t.Errorf("Q4_1 file: next-token probabilities differ from llama.cpp's by up to %g, want at most 0.15", d)
 	}
-	if first := func() int {
-		n := 0
-		for i := range prefix {
-			if prefix[i] > 0 {
-				n++
-			}
+	// A first greedy token may differ only at a near tie: where grpokit's
+	// probabilities of its own pick and of llama.cpp's differ by less than
+	// the bound above, which llama.cpp's 8-bit activations can tip (measured
+	// 0 to 2 of 20 prompts, gaps up to 0.09). A misread block parts
+	// the two at tokens grpokit does not rate alike.
+	for i, p := range prompts {
+		if prefix[i] > 0 {
+			continue
 		}
-		return n
-	}(); first < len(prefix)-2 { // 1 or 2 of 20 from run to run: near ties that llama.cpp's 8-bit activations tip
-		t.Errorf("Q4_1 file: the first greedy token differs from llama.cpp's on %d of %d prompts", len(prefix)-first, len(prefix))
+		var ours, theirs int
+		if len(cs[i].Tokens) > 0 {
+			ours = cs[i].Tokens[0]
+		} else {
+			ours = tok.EOS[0]
+		}
+		if len(res[0].Generated[i]) > 0 {
+			theirs = res[0].Generated[i][0]
+		} else {
+			theirs = tok.EOS[0]
+		}
+		if ours == theirs || tok.IsEOS(ours) && tok.IsEOS(theirs) {
+			continue
+		}
+		lg, err := m.Logits(model.LeftPad([][]int{p}, 0, len(p)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		probs := softmax(lg[(len(p)-1)*V : len(p)*V])
+		if gap := probs[ours] - probs[theirs]; gap >= 0.15 {
+			t.Errorf("%q, Q4_1 file: first greedy token %d (p %.3f) where llama.cpp's is %d (p %.3f by grpokit): not a near tie (gap %.3f, want < 0.15)",
+				asked[i], ours, probs[ours], theirs, probs[theirs], gap)
+		} else {
+			t.Logf("%q, Q4_1 file: first greedy tokens part at a near tie: %d (p %.3f) and llama.cpp's %d (p %.3f)", asked[i], ours, probs[ours], theirs, probs[theirs])
+		}
 	}
 }
 

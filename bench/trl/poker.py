@@ -43,10 +43,11 @@ import time
 import torch
 import yaml
 from datasets import Dataset
-from transformers import (AutoModelForCausalLM, AutoTokenizer, LogitsProcessor, LogitsProcessorList,
-                          TrainerCallback)
+from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessor, LogitsProcessorList
 from transformers.trainer_utils import get_last_checkpoint
 from trl import GRPOConfig, GRPOTrainer
+
+from steplog import Log
 
 LABELS = ["high card", "one pair", "two pair", "three of a kind", "straight", "flush", "full house",
           "four of a kind", "straight flush"]
@@ -177,28 +178,6 @@ class ConstrainedGRPOTrainer(GRPOTrainer):
             print(f"poker.py: step 1 replays grpokit's {len(ids)} completions: {[r['completion'] for r in rows]}")
             return ids, None
         return super()._generate_single_turn(prompt_ids, *args, **kwargs)
-
-
-class Log(TrainerCallback):
-    """Writes each logged step to metrics.jsonl with its wall time, and stops after stop_after steps."""
-
-    def __init__(self, path, stop_after):
-        self.path, self.stop_after, self.t = path, stop_after, None
-
-    def on_step_begin(self, args, state, control, **kw):
-        self.t = time.perf_counter()
-
-    def on_step_end(self, args, state, control, **kw):
-        self.last = time.perf_counter() - self.t
-        if self.stop_after and state.global_step >= self.stop_after:
-            control.should_training_stop = True
-            control.should_save = True
-
-    def on_log(self, args, state, control, logs=None, **kw):
-        if logs and "loss" in logs:
-            rec = {"step": state.global_step, "wall_step_seconds": getattr(self, "last", None), **logs}
-            with open(self.path, "a") as f:
-                f.write(json.dumps(rec) + "\n")
 
 
 @torch.no_grad()

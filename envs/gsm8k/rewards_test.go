@@ -2,8 +2,11 @@ package gsm8k
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/grpokit/grpokit/reward"
@@ -119,4 +122,39 @@ func FuzzStrictAnswer(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRewardsMatchPython checks the five rewards against their Python
+// port (bench/trl/gsm8k_rewards.py), which the TRL side of the comparison
+// in bench/trl trains with: testdata/python_rewards.json holds its scores
+// of hand-picked completions (regenerate:
+// python bench/trl/gsm8k_rewards.py > envs/gsm8k/testdata/python_rewards.json).
+func TestRewardsMatchPython(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "python_rewards.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Completion string             `json:"completion"`
+		Answer     string             `json:"answer"`
+		Rewards    map[string]float64 `json:"rewards"`
+	}
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 10 {
+		t.Fatalf("%d cases, want ≥ 10", len(cases))
+	}
+	for _, c := range cases {
+		for _, r := range Rewards() {
+			want, ok := c.Rewards[r.Name]
+			if !ok {
+				t.Fatalf("%q: no Python score for %s", c.Completion, r.Name)
+			}
+			got := r.Scorer.Score(reward.Sample{Completion: c.Completion, Answer: c.Answer})
+			if math.Abs(got-want) > 1e-12 {
+				t.Errorf("%s(%q, answer %q) = %g, Python %g", r.Name, c.Completion, c.Answer, got, want)
+			}
+		}
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,14 +99,28 @@ func TestTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := target(exs[0])
-	want := "<reasoning>\n2 + 3 = 5\n</reasoning>\n<answer>\n5\n</answer>\n"
-	if got != want {
-		t.Errorf("target = %q, want %q", got, want)
-	}
-	// The warm-start target earns the seed's format and correctness rewards.
-	if gsm8k.StrictFormatReward("", got, "") != 0.5 || gsm8k.CorrectnessReward("", got, "5") != 2 {
-		t.Error("target does not score full format and correctness")
+	two := "Tom has 2 apples.\nHe buys 3 more, so he has 2 + 3 = <<2+3=5>>5 apples in all now, which is the number of apples Tom has after buying.\n#### 5"
+	for _, tc := range []struct {
+		solution string
+		whole    bool
+		want     string
+	}{
+		{exs[0].Solution, false, "<reasoning>\n2 + 3 = 5\n</reasoning>\n<answer>\n5\n</answer>\n"},
+		{exs[0].Solution, true, "<reasoning>\n2 + 3 = 5\n</reasoning>\n<answer>\n5\n</answer>\n"},
+		// The tiny model's target keeps the last step, at most 24 words.
+		{two, false, "<reasoning>\nHe buys 3 more, so he has 2 + 3 = 5 apples in all now, which is the number of apples Tom has\n</reasoning>\n<answer>\n5\n</answer>\n"},
+		{two, true, "<reasoning>\nTom has 2 apples.\nHe buys 3 more, so he has 2 + 3 = 5 apples in all now, which is the number of apples Tom has after buying.\n</reasoning>\n<answer>\n5\n</answer>\n"},
+	} {
+		ex := exs[0]
+		ex.Solution = tc.solution
+		got := target(ex, tc.whole)
+		if got != tc.want {
+			t.Errorf("target(whole %v) = %q, want %q", tc.whole, got, tc.want)
+		}
+		// The warm-start target earns the seed's format and correctness rewards.
+		if gsm8k.StrictFormatReward("", got, "") != 0.5 || gsm8k.CorrectnessReward("", got, "5") != 2 {
+			t.Errorf("target(whole %v) does not score full format and correctness", tc.whole)
+		}
 	}
 }
 
@@ -118,5 +133,70 @@ func TestShippedData(t *testing.T) {
 	}
 	if len(train) != 7473 || len(test) != 1319 {
 		t.Errorf("shipped data: %d train / %d test problems, want 7473 / 1319", len(train), len(test))
+	}
+}
+
+// TestBenchConfig checks that the GRPOConfig values bench/trl/gsm8k.py
+// gives TRL reach examples/gsm8k too.
+func TestBenchConfig(t *testing.T) {
+	cfg := defaults()
+	if err := parse(&cfg, []string{"-config", filepath.Join("..", "..", "bench", "trl", "gsm8k.yaml")}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Steps != 100 || cfg.Prompts != 2 || cfg.Generations != 8 || cfg.LR != 2e-5 || cfg.MaxCompletion != 200 ||
+		cfg.Eval != 500 || cfg.Train != "lora" || cfg.LoRARank != 16 || cfg.TimeLimit.String() != "35m0s" {
+		t.Errorf("example settings %+v", cfg)
+	}
+	gc := cfg.GRPO(5)
+	if gc.ShuffleDataset || gc.TopP != 1 || gc.TopK != 0 || gc.LossType != "dapo" || gc.Beta != 0 || !gc.GradientCheckpointing ||
+		gc.MaxGradNorm != 1 || gc.Seed != 1 || gc.BatchSize != 16 || gc.ScaleRewards != "group" {
+		t.Errorf("trainer settings %+v", gc)
+	}
+}
+
+// TestRowsAndWarmOut checks -rows (the training rows in visiting order,
+// then the held-out problems, and no training) and -warm-out (the warm
+// start written as a model folder that loads again, and no GRPO).
+func TestRowsAndWarmOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("warm-starts a tiny model")
+	}
+	rows := []string{row, strings.Replace(row, "2 apples", "4 apples", 1), strings.Replace(row, "2 apples", "6 apples", 1)}
+	cfg := defaults()
+	cfg.Data = writeData(t, strings.Join(rows, "\n")+"\n", row+"\n")
+	cfg.Steps, cfg.Prompts, cfg.Eval, cfg.MaxCompletion, cfg.SFTSteps = 1, 2, 1, 12, 2
+	cfg.Out, cfg.Quiet, cfg.Stdout = t.TempDir(), true, io.Discard
+	cfg.Rows = filepath.Join(cfg.Out, "rows.jsonl")
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cfg.Rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	want := []string{`"split":"train","index":0,`, `"split":"train","index":1,`, `"split":"eval","index":0,`}
+	if len(lines) != len(want) {
+		t.Fatalf("%d rows, want 2 training + 1 held-out:\n%s", len(lines), data)
+	}
+	for i, l := range lines {
+		if !strings.Contains(l, want[i]) {
+			t.Errorf("row %d = %s, want %s", i, l, want[i])
+		}
+	}
+	if !strings.Contains(lines[1], "4 apples") {
+		t.Errorf("row 1 is not the second training problem: %s", lines[1])
+	}
+
+	cfg.Rows, cfg.WarmOut = "", filepath.Join(t.TempDir(), "warm")
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Out, "metrics.jsonl")); err == nil {
+		t.Error("-warm-out ran GRPO: metrics.jsonl written")
+	}
+	cfg.Model, cfg.WarmOut, cfg.SFTSteps, cfg.Out = cfg.WarmOut, "", 0, t.TempDir()
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatalf("GRPO from the -warm-out folder: %v", err)
 	}
 }

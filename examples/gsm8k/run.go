@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-
 	"strings"
 	"time"
 
@@ -32,6 +32,18 @@ type config struct {
 	// Plain gives the tiny model the seed's chat prompt (system prompt and
 	// question) instead of the bare question.
 	Plain bool `json:"plain_prompt"`
+	// WarmOut, if set, names a folder that receives the model after the
+	// supervised warm start (SFTSteps steps on the worked solutions, in the
+	// seed's format), merged into one Hugging Face folder; the program
+	// evaluates the model before the warm start and then exits without
+	// GRPO. It is how a pretrained model is taught the answer format: GRPO
+	// runs from that folder next (-model DIR).
+	WarmOut string `json:"warm_out"`
+	// Rows, if set, names a JSONL file that receives the training rows in
+	// the order an unshuffled trainer visits them (Steps × Prompts) and the
+	// held-out problems; the program then exits. bench/trl/gsm8k.py reads
+	// it to train on the same rows.
+	Rows string `json:"-"`
 }
 
 // defaults are the settings of `go run ./examples/gsm8k`.
@@ -47,6 +59,8 @@ func parse(cfg *config, args []string) error {
 	return exkit.Parse("gsm8k", cfg, &cfg.Config, func(fs *flag.FlagSet) {
 		fs.BoolVar(&cfg.Plain, "plain-prompt", cfg.Plain, "give the tiny model the seed's chat prompt, not the bare question")
 		fs.IntVar(&cfg.MaxCompletion, "max-completion", cfg.MaxCompletion, "most tokens per answer")
+		fs.StringVar(&cfg.WarmOut, "warm-out", cfg.WarmOut, "run the supervised warm start (-sft-steps, worked solutions in the answer format) on -model, write the result to this folder (Hugging Face layout) and exit")
+		fs.StringVar(&cfg.Rows, "rows", cfg.Rows, "write the training rows (in visiting order, unshuffled) and the held-out problems to this JSONL file, then exit")
 	}, args)
 }
 
@@ -95,17 +109,22 @@ func tinyModel(train []gsm8k.Example) exkit.Tiny {
 	return exkit.Tiny{Words: slices.Compact(words), Hidden: 96, Layers: 2, Heads: 4, Intermediate: 256, MaxPositions: 512}
 }
 
-// target is the warm-start completion of ex: the last step of its worked
-// solution (calculator notes removed, at most 24 words) as the reasoning,
-// then the gold number, in the seed's strict format.
-func target(ex gsm8k.Example) string {
+// target is the warm-start completion of ex in the seed's strict format:
+// the reasoning, then the gold number. The reasoning is the worked solution
+// (calculator notes removed), whole when whole, else its last step cut to
+// 24 words, which a model built from scratch can imitate.
+func target(ex gsm8k.Example, whole bool) string {
 	sol := ex.Solution
 	if i := strings.LastIndex(sol, "####"); i >= 0 {
 		sol = sol[:i]
 	}
-	lines := strings.Split(strings.TrimSpace(calc.ReplaceAllString(sol, "")), "\n")
-	words := strings.Fields(lines[len(lines)-1])
-	reasoning := strings.Join(words[:min(24, len(words))], " ")
+	sol = strings.TrimSpace(calc.ReplaceAllString(sol, ""))
+	reasoning := sol
+	if !whole {
+		lines := strings.Split(sol, "\n")
+		words := strings.Fields(lines[len(lines)-1])
+		reasoning = strings.Join(words[:min(24, len(words))], " ")
+	}
 	return "<reasoning>\n" + reasoning + "\n</reasoning>\n<answer>\n" + ex.Answer + "\n</answer>\n"
 }
 
@@ -124,13 +143,21 @@ func example(ex gsm8k.Example, compact bool) dataset.Example {
 	return dataset.Example{Messages: msgs, Prompt: ex.Question, Answer: ex.Answer}
 }
 
-// scores is one evaluation: accuracy and the mean of each seed reward on
-// greedy answers to held-out problems.
+// scores is one evaluation: accuracy, the mean of each seed reward and the
+// mean completion length on greedy answers to held-out problems, with the
+// first few answers.
 type scores struct {
 	Step    int                `json:"step"`
 	Report  gsm8k.Report       `json:"report"`
 	Rewards map[string]float64 `json:"rewards"`
+	// MeanTokens is the mean completion length in tokens.
+	MeanTokens float64 `json:"mean_completion_tokens"`
+	// Samples are the completions of the first held-out problems.
+	Samples []string `json:"samples"`
 }
+
+// numSamples is how many completions an evaluation keeps in eval.jsonl.
+const numSamples = 3
 
 func run(ctx context.Context, cfg config) error {
 	out := cfg.Output()
@@ -161,24 +188,21 @@ func run(ctx context.Context, cfg config) error {
 	fmt.Fprintf(out, "gsm8k: model %s (%d parameters, %s training), tokenizer vocabulary %d; %d train / %d test problems\n",
 		s.Dir, s.Model.NumParams(), cfg.Train, s.Tok.Tokenizer.VocabSize(), len(train), len(test))
 
-	from := s.From
-	if s.Tiny && cfg.SFTSteps > 0 && from == "" {
-		pairs := make([]exkit.Pair, len(train))
-		for i, ex := range train {
-			pairs[i] = exkit.Pair{Prompt: example(ex, compact), Target: target(ex)}
-		}
-		fmt.Fprintf(out, "\nwarm start: %d supervised steps on the answer format\n", cfg.SFTSteps)
-		if err := exkit.SFT(ctx, s, policy, pairs, cfg.SFTSteps, 16, 3e-3, cfg.Seed, progress(cfg, out)); err != nil {
-			return fmt.Errorf("gsm8k: %w", err)
-		}
-	}
 	held := test[:min(cfg.Eval, len(test))]
+	if cfg.Rows != "" {
+		if err := writeRows(cfg.Rows, train[:min(cfg.Steps*cfg.Prompts, len(train))], held, compact); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "gsm8k: wrote %d training rows and %d held-out problems to %s\n", min(cfg.Steps*cfg.Prompts, len(train)), len(held), cfg.Rows)
+		return nil
+	}
+	from := s.From
 	evaluate := func(step int) (scores, error) {
 		exs := make([]dataset.Example, len(held))
 		for i, ex := range held {
 			exs[i] = example(ex, compact)
 		}
-		comps, err := exkit.Greedy(ctx, policy, exs, cfg.MaxCompletion, 16)
+		comps, err := exkit.Greedy(ctx, policy, exs, cfg.MaxCompletion, 64)
 		if err != nil {
 			return scores{}, fmt.Errorf("gsm8k: %w", err)
 		}
@@ -186,7 +210,10 @@ func run(ctx context.Context, cfg config) error {
 		if err != nil {
 			return scores{}, err
 		}
-		sc := scores{Step: step, Report: rep, Rewards: map[string]float64{}}
+		sc := scores{Step: step, Report: rep, Rewards: map[string]float64{}, Samples: comps[:min(numSamples, len(comps))]}
+		for _, c := range comps {
+			sc.MeanTokens += float64(len(s.Encode(c))) / float64(len(comps))
+		}
 		for _, r := range gsm8k.Rewards() {
 			for i, c := range comps {
 				sc.Rewards[r.Name] += r.Scorer.Score(reward.Sample{Prompt: held[i].Question, Completion: c, Answer: held[i].Answer}) / float64(len(comps))
@@ -197,7 +224,30 @@ func run(ctx context.Context, cfg config) error {
 		}
 		return sc, exkit.AppendJSONLine(filepath.Join(cfg.Out, "eval.jsonl"), sc)
 	}
+	warm := func() error {
+		pairs := make([]exkit.Pair, len(train))
+		for i, ex := range train {
+			pairs[i] = exkit.Pair{Prompt: example(ex, compact), Target: target(ex, !s.Tiny)}
+		}
+		lr := 3e-3 // the tiny model, trained whole from scratch
+		if !s.Tiny {
+			lr = sftLR
+		}
+		fmt.Fprintf(out, "\nwarm start: %d supervised steps × 16 on the answer format, lr %g\n", cfg.SFTSteps, lr)
+		if err := exkit.SFT(ctx, s, policy, pairs, cfg.SFTSteps, 16, lr, cfg.Seed, progress(cfg, out)); err != nil {
+			return fmt.Errorf("gsm8k: %w", err)
+		}
+		return nil
+	}
 	fmt.Fprintf(out, "\nevaluating on %d held-out problems (greedy)\n", len(held))
+	if cfg.WarmOut != "" {
+		return warmStart(ctx, cfg, s, policy, evaluate, warm)
+	}
+	if s.Tiny && cfg.SFTSteps > 0 && from == "" {
+		if err := warm(); err != nil {
+			return err
+		}
+	}
 	gc := cfg.GRPO(5)
 	gc.MaxPromptLength = 256
 	gc.MaxCompletionLength = cfg.MaxCompletion
@@ -242,7 +292,79 @@ func run(ctx context.Context, cfg config) error {
 	}
 	fmt.Fprintf(out, "%-22s %7.1f%% %7.1f%%\n", "strict accuracy", 100*before.Report.StrictAccuracy, 100*after.Report.StrictAccuracy)
 	fmt.Fprintf(out, "%-22s %7.1f%% %7.1f%%\n", "lenient accuracy", 100*before.Report.LenientAccuracy, 100*after.Report.LenientAccuracy)
+	fmt.Fprintf(out, "%-22s %8.1f %8.1f\n", "mean tokens", before.MeanTokens, after.MeanTokens)
 	fmt.Fprintf(out, "outputs in %s: metrics.jsonl, reward.png, eval.jsonl, checkpoints\n", cfg.Out)
+	return nil
+}
+
+// sftLR is the warm start's learning rate for a pretrained model's LoRA
+// adapter or weights.
+const sftLR = 2e-4
+
+// warmStart is the -warm-out mode: evaluate the model as loaded, run the
+// warm start, write the model to cfg.WarmOut (adapters merged) and stop.
+func warmStart(ctx context.Context, cfg config, s *exkit.Setup, policy *grpo.LMPolicy, evaluate func(int) (scores, error), warm func() error) error {
+	out := cfg.Output()
+	if cfg.SFTSteps < 1 {
+		return fmt.Errorf("gsm8k: -warm-out %s: want -sft-steps ≥ 1", cfg.WarmOut)
+	}
+	before, err := evaluate(0)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(out, "before the warm start: ", before.Report)
+	fmt.Fprintf(out, "mean completion %.1f tokens\n", before.MeanTokens)
+	t0 := time.Now()
+	if err := warm(); err != nil {
+		return err
+	}
+	if a := policy.Adapter(); a != nil {
+		err = a.SaveMerged(cfg.WarmOut)
+		if err == nil {
+			err = policy.Tokenizer().WriteFiles(cfg.WarmOut)
+		}
+	} else {
+		err = policy.Save(cfg.WarmOut)
+	}
+	if err != nil {
+		return fmt.Errorf("gsm8k: -warm-out: %w", err)
+	}
+	fmt.Fprintf(out, "warm start done in %s; the model is in %s (run GRPO with -model %s)\n",
+		time.Since(t0).Round(time.Second), cfg.WarmOut, cfg.WarmOut)
+	return nil
+}
+
+// dataRow is one line of the -rows file.
+type dataRow struct {
+	Split  string `json:"split"` // "train" or "eval"
+	Index  int    `json:"index"`
+	Prompt any    `json:"prompt"` // the chat messages, or the plain text
+	Answer string `json:"answer"`
+}
+
+// writeRows writes train (in visiting order) and held as JSONL rows.
+func writeRows(path string, train, held []gsm8k.Example, compact bool) error {
+	var b strings.Builder
+	for _, part := range []struct {
+		split string
+		exs   []gsm8k.Example
+	}{{"train", train}, {"eval", held}} {
+		for i, ex := range part.exs {
+			e := example(ex, compact)
+			r := dataRow{Split: part.split, Index: i, Prompt: e.Prompt, Answer: e.Answer}
+			if len(e.Messages) > 0 {
+				r.Prompt = e.Messages
+			}
+			line, err := json.Marshal(r)
+			if err != nil {
+				return fmt.Errorf("gsm8k: -rows: %w", err)
+			}
+			b.Write(append(line, '\n'))
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("gsm8k: -rows: %w", err)
+	}
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/grpokit/grpokit/checkpoint"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/envs/poker"
+	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/tokenizer"
 )
 
@@ -176,38 +177,44 @@ func TestParseConfigFile(t *testing.T) {
 	}
 }
 
-// TestSharedTRLConfig checks that the GRPOConfig values bench/trl/poker.py
-// gives TRL reach examples/poker too.
-func TestSharedTRLConfig(t *testing.T) {
-	cfg := defaults()
-	if err := parse(&cfg, []string{"-config", filepath.Join("..", "..", "bench", "trl", "poker.yaml")}); err != nil {
-		t.Fatal(err)
+// TestBenchConfigs checks that the settings of the bench/trl configs (the
+// GRPOConfig values bench/trl/poker.py gives TRL, and the results page's
+// 60-minute run) reach examples/poker as written.
+func TestBenchConfigs(t *testing.T) {
+	tests := []struct {
+		file    string
+		example func(config) bool
+		trainer func(grpo.Config) bool
+	}{
+		{"poker.yaml",
+			func(c config) bool {
+				return c.Steps == 100 && c.Prompts == 4 && c.Generations == 4 && c.LR == 1e-5 && c.Schedule == "cosine" &&
+					c.Entropy == 0 && c.MaxCompletion == 8 && c.Eval == 540 && c.Train == "full"
+			},
+			func(gc grpo.Config) bool {
+				return !gc.ShuffleDataset && gc.TopP == 1 && gc.TopK == 0 && gc.LossType == "dapo" && gc.Beta == 0 &&
+					gc.GradientCheckpointing && gc.MaxGradNorm == 1 && gc.Seed == 1 && gc.BatchSize == 16 && gc.LogCompletions
+			}},
+		{"poker-60min.yaml",
+			func(c config) bool {
+				return c.Steps == 320 && c.Prompts == 4 && c.Generations == 16 && c.Entropy == 0.1 &&
+					c.TimeLimit.String() == "1h0m0s" && c.Eval == 540 && c.Train == "full"
+			},
+			func(gc grpo.Config) bool { return gc.BatchSize == 64 && gc.NumGenerations == 16 && !gc.ShuffleDataset }},
 	}
-	gc := cfg.GRPO(10)
-	if cfg.Steps != 100 || cfg.Prompts != 4 || cfg.Generations != 4 || cfg.LR != 1e-5 || cfg.Schedule != "cosine" ||
-		cfg.Entropy != 0 || cfg.MaxCompletion != 8 || cfg.Eval != 540 || cfg.Train != "full" {
-		t.Errorf("example settings %+v", cfg)
-	}
-	if gc.ShuffleDataset || gc.TopP != 1 || gc.TopK != 0 || gc.LossType != "dapo" || gc.Beta != 0 || !gc.GradientCheckpointing ||
-		gc.MaxGradNorm != 1 || gc.Seed != 1 || gc.BatchSize != 16 || !gc.LogCompletions {
-		t.Errorf("trainer settings %+v", gc)
-	}
-}
-
-// TestLongRunConfig checks that bench/trl/poker-60min.yaml, the results
-// page's 60-minute run, reaches examples/poker as written.
-func TestLongRunConfig(t *testing.T) {
-	cfg := defaults()
-	if err := parse(&cfg, []string{"-config", filepath.Join("..", "..", "bench", "trl", "poker-60min.yaml")}); err != nil {
-		t.Fatal(err)
-	}
-	gc := cfg.GRPO(10)
-	if cfg.Steps != 320 || cfg.Prompts != 4 || cfg.Generations != 16 || cfg.Entropy != 0.1 ||
-		cfg.TimeLimit.String() != "1h0m0s" || cfg.Eval != 540 || cfg.Train != "full" {
-		t.Errorf("example settings %+v", cfg)
-	}
-	if gc.BatchSize != 64 || gc.NumGenerations != 16 || gc.ShuffleDataset {
-		t.Errorf("trainer settings %+v", gc)
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			cfg := defaults()
+			if err := parse(&cfg, []string{"-config", filepath.Join("..", "..", "bench", "trl", tc.file)}); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.example(cfg) {
+				t.Errorf("example settings %+v", cfg)
+			}
+			if gc := cfg.GRPO(10); !tc.trainer(gc) {
+				t.Errorf("trainer settings %+v", gc)
+			}
+		})
 	}
 }
 
