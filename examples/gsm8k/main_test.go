@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,6 +63,18 @@ func TestRunSmoke(t *testing.T) {
 	}
 	if strings.Contains(got, "warm start") {
 		t.Errorf("resumed run repeated the warm start:\n%s", got)
+	}
+	// The resumed run reuses the evaluation logged at step 2.
+	evals, err := os.ReadFile(filepath.Join(cfg.Out, "eval.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	for line := range strings.Lines(string(evals)) {
+		steps = append(steps, strings.SplitN(line, ",", 2)[0])
+	}
+	if want := []string{`{"step":0`, `{"step":2`, `{"step":3`}; !slices.Equal(steps, want) {
+		t.Errorf("eval.jsonl steps %q, want %q", steps, want)
 	}
 }
 

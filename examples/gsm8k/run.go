@@ -263,9 +263,13 @@ func run(ctx context.Context, cfg config) error {
 	if err := exkit.Resume(trainer, from, out); err != nil {
 		return fmt.Errorf("gsm8k: %w", err)
 	}
-	before, err := evaluate(trainer.Step())
-	if err != nil {
-		return err
+	// A resumed run reuses the evaluation its checkpoint's run logged at
+	// this step, which is of the same weights.
+	before, ok := loggedEval(filepath.Join(cfg.Out, "eval.jsonl"), trainer.Step(), len(held))
+	if !ok {
+		if before, err = evaluate(trainer.Step()); err != nil {
+			return err
+		}
 	}
 	fmt.Fprint(out, "before GRPO: ", before.Report)
 
@@ -295,6 +299,24 @@ func run(ctx context.Context, cfg config) error {
 	fmt.Fprintf(out, "%-22s %8.1f %8.1f\n", "mean tokens", before.MeanTokens, after.MeanTokens)
 	fmt.Fprintf(out, "outputs in %s: metrics.jsonl, reward.png, eval.jsonl, checkpoints\n", cfg.Out)
 	return nil
+}
+
+// loggedEval returns the last evaluation in the eval.jsonl at path of step
+// on n problems, and false if there is none.
+func loggedEval(path string, step, n int) (scores, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return scores{}, false
+	}
+	var found scores
+	ok := false
+	for line := range strings.Lines(string(data)) {
+		var sc scores
+		if json.Unmarshal([]byte(line), &sc) == nil && sc.Step == step && sc.Report.N == n {
+			found, ok = sc, true
+		}
+	}
+	return found, ok
 }
 
 // sftLR is the warm start's learning rate for a pretrained model's LoRA
