@@ -222,26 +222,44 @@ func run(ctx context.Context, cfg config) error {
 		if len(comps) > 0 {
 			fmt.Fprintf(out, "sample answer to %q…:\n%s\n", truncate(held[0].Question, 60), truncate(comps[0], 300))
 		}
+		for i, c := range comps {
+			line := struct {
+				Step       int    `json:"step"`
+				Index      int    `json:"index"`
+				Completion string `json:"completion"`
+			}{step, i, c}
+			if err := exkit.AppendJSONLine(filepath.Join(cfg.Out, "eval-completions.jsonl"), line); err != nil {
+				return scores{}, err
+			}
+		}
 		return sc, exkit.AppendJSONLine(filepath.Join(cfg.Out, "eval.jsonl"), sc)
 	}
 	warm := func() error {
-		pairs := make([]exkit.Pair, len(train))
-		for i, ex := range train {
-			pairs[i] = exkit.Pair{Prompt: example(ex, compact), Target: target(ex, !s.Tiny)}
+		// The tiny model, trained whole from scratch, imitates short
+		// targets; a pretrained one the worked solutions that fit in
+		// MaxCompletion tokens, 8 a step, which bounds the activations
+		// the supervised passes keep (they are not checkpointed).
+		var pairs []exkit.Pair
+		for _, ex := range train {
+			t := target(ex, !s.Tiny)
+			if s.Tiny || len(s.Encode(t)) < cfg.MaxCompletion {
+				pairs = append(pairs, exkit.Pair{Prompt: example(ex, compact), Target: t})
+			}
 		}
-		lr := 3e-3 // the tiny model, trained whole from scratch
+		lr, batch := 3e-3, 16
 		if !s.Tiny {
-			lr = sftLR
+			lr, batch = sftLR, 8
 		}
-		fmt.Fprintf(out, "\nwarm start: %d supervised steps × 16 on the answer format, lr %g\n", cfg.SFTSteps, lr)
-		if err := exkit.SFT(ctx, s, policy, pairs, cfg.SFTSteps, 16, lr, cfg.Seed, progress(cfg, out)); err != nil {
+		fmt.Fprintf(out, "\nwarm start: %d supervised steps × %d on the answer format (%d of %d worked solutions), lr %g\n",
+			cfg.SFTSteps, batch, len(pairs), len(train), lr)
+		if err := exkit.SFT(ctx, s, policy, pairs, cfg.SFTSteps, batch, lr, cfg.Seed, progress(cfg, out)); err != nil {
 			return fmt.Errorf("gsm8k: %w", err)
 		}
 		return nil
 	}
 	fmt.Fprintf(out, "\nevaluating on %d held-out problems (greedy)\n", len(held))
 	if cfg.WarmOut != "" {
-		return warmStart(ctx, cfg, s, policy, evaluate, warm)
+		return warmStart(cfg, policy, len(held), evaluate, warm)
 	}
 	if s.Tiny && cfg.SFTSteps > 0 && from == "" {
 		if err := warm(); err != nil {
@@ -297,7 +315,7 @@ func run(ctx context.Context, cfg config) error {
 	fmt.Fprintf(out, "%-22s %7.1f%% %7.1f%%\n", "strict accuracy", 100*before.Report.StrictAccuracy, 100*after.Report.StrictAccuracy)
 	fmt.Fprintf(out, "%-22s %7.1f%% %7.1f%%\n", "lenient accuracy", 100*before.Report.LenientAccuracy, 100*after.Report.LenientAccuracy)
 	fmt.Fprintf(out, "%-22s %8.1f %8.1f\n", "mean tokens", before.MeanTokens, after.MeanTokens)
-	fmt.Fprintf(out, "outputs in %s: metrics.jsonl, reward.png, eval.jsonl, checkpoints\n", cfg.Out)
+	fmt.Fprintf(out, "outputs in %s: metrics.jsonl, reward.png, eval.jsonl, eval-completions.jsonl, checkpoints\n", cfg.Out)
 	return nil
 }
 
@@ -325,14 +343,19 @@ const sftLR = 2e-4
 
 // warmStart is the -warm-out mode: evaluate the model as loaded, run the
 // warm start, write the model to cfg.WarmOut (adapters merged) and stop.
-func warmStart(ctx context.Context, cfg config, s *exkit.Setup, policy *grpo.LMPolicy, evaluate func(int) (scores, error), warm func() error) error {
+// n is the number of held-out problems evaluate scores.
+func warmStart(cfg config, policy *grpo.LMPolicy, n int, evaluate func(int) (scores, error), warm func() error) error {
 	out := cfg.Output()
 	if cfg.SFTSteps < 1 {
 		return fmt.Errorf("gsm8k: -warm-out %s: want -sft-steps ≥ 1", cfg.WarmOut)
 	}
-	before, err := evaluate(0)
-	if err != nil {
-		return err
+	// A rerun reuses the evaluation of the model as loaded.
+	before, ok := loggedEval(filepath.Join(cfg.Out, "eval.jsonl"), 0, n)
+	var err error
+	if !ok {
+		if before, err = evaluate(0); err != nil {
+			return err
+		}
 	}
 	fmt.Fprint(out, "before the warm start: ", before.Report)
 	fmt.Fprintf(out, "mean completion %.1f tokens\n", before.MeanTokens)

@@ -1,8 +1,8 @@
-// Command plotpoker draws the mean reward per GRPO step of poker runs of
-// examples/poker (grpokit) and bench/trl/poker.py (TRL) on one plot, each
+// Command plotreward draws the mean reward per GRPO step of runs of an
+// example (grpokit) and of its bench/trl script (TRL) on one plot, each
 // with its moving average. Each argument is NAME=metrics.jsonl.
 //
-//	go run ./bench/trl/plotpoker -out docs/results/poker-real.png \
+//	go run ./bench/trl/plotreward -out docs/results/poker-real.png \
 //	    "grpokit seed 1=runs/real-s1/metrics.jsonl" "TRL seed 1=runs/trl-s1/metrics.jsonl"
 package main
 
@@ -24,32 +24,33 @@ func main() {
 }
 
 func run(args []string) error {
-	fs := flag.NewFlagSet("plotpoker", flag.ContinueOnError)
+	fs := flag.NewFlagSet("plotreward", flag.ContinueOnError)
 	out := fs.String("out", "poker-real.png", "the PNG to write")
 	window := fs.Int("window", 10, "moving-average window in steps")
+	title := fs.String("title", "poker, SmolLM2-135M-Instruct: mean reward per GRPO step (class-weighted)", "the plot's title")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return errors.New("plotpoker: want NAME=metrics.jsonl arguments, one per run")
+		return errors.New("plotreward: want NAME=metrics.jsonl arguments, one per run")
 	}
 	var lines []plot.Line
 	for _, arg := range fs.Args() {
 		name, path, ok := strings.Cut(arg, "=")
 		if !ok {
-			return fmt.Errorf("plotpoker: %q: want NAME=metrics.jsonl", arg)
+			return fmt.Errorf("plotreward: %q: want NAME=metrics.jsonl", arg)
 		}
 		ls, err := plot.MetricLines(path, *window, "reward")
 		if err != nil {
-			return fmt.Errorf("plotpoker: %w", err)
+			return fmt.Errorf("plotreward: %w", err)
 		}
 		for _, l := range ls {
 			l.Name = name + ": " + l.Name
 			lines = append(lines, l)
 		}
 	}
-	if err := plot.Lines(*out, "poker, SmolLM2-135M-Instruct: mean reward per GRPO step (class-weighted)", "step", "reward", lines...); err != nil {
-		return fmt.Errorf("plotpoker: %w", err)
+	if err := plot.Lines(*out, *title, "step", "reward", lines...); err != nil {
+		return fmt.Errorf("plotreward: %w", err)
 	}
 	return nil
 }
