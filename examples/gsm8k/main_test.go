@@ -49,6 +49,15 @@ func TestRunSmoke(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// One answer to the one held-out problem, before and after.
+	answers, err := os.ReadFile(filepath.Join(cfg.Out, "eval-completions.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(string(answers)), "\n"); len(lines) != 2 ||
+		!strings.HasPrefix(lines[0], `{"step":0,"index":0,"completion":`) || !strings.HasPrefix(lines[1], `{"step":2,"index":0,"completion":`) {
+		t.Errorf("eval-completions.jsonl:\n%s", answers)
+	}
 
 	// -resume restores checkpoint-2 (the warm start is not repeated) and
 	// trains one more step.

@@ -222,15 +222,21 @@ func run(ctx context.Context, cfg config) error {
 		if len(comps) > 0 {
 			fmt.Fprintf(out, "sample answer to %q…:\n%s\n", truncate(held[0].Question, 60), truncate(comps[0], 300))
 		}
+		// Every answer, written with one append.
+		var lines strings.Builder
 		for i, c := range comps {
-			line := struct {
+			line, err := json.Marshal(struct {
 				Step       int    `json:"step"`
 				Index      int    `json:"index"`
 				Completion string `json:"completion"`
-			}{step, i, c}
-			if err := exkit.AppendJSONLine(filepath.Join(cfg.Out, "eval-completions.jsonl"), line); err != nil {
-				return scores{}, err
+			}{step, i, c})
+			if err != nil {
+				return scores{}, fmt.Errorf("gsm8k: %w", err)
 			}
+			lines.Write(append(line, '\n'))
+		}
+		if err := exkit.AppendText(filepath.Join(cfg.Out, "eval-completions.jsonl"), lines.String()); err != nil {
+			return scores{}, fmt.Errorf("gsm8k: %w", err)
 		}
 		return sc, exkit.AppendJSONLine(filepath.Join(cfg.Out, "eval.jsonl"), sc)
 	}
