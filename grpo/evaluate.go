@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/loss"
+	"github.com/grpokit/grpokit/memplan"
 	"github.com/grpokit/grpokit/model"
 	"github.com/grpokit/grpokit/reward"
 )
@@ -30,6 +32,22 @@ type EvalOptions struct {
 	// Generations is the completions made of each example; default 1.
 	// EvalResult.Completions then holds an example's completions together.
 	Generations int
+	// Memory, when not nil, is the budget the evaluation's memory plan
+	// (generation alone, BatchSize × Generations rows at a time, for a
+	// Policy that is a MemoryPlanner) is checked against before the first
+	// batch: Evaluate returns a *memplan.OutOfMemoryError when the plan's
+	// peak exceeds it. A Budget with Off set skips the check. nil makes
+	// no plan.
+	Memory *memplan.Budget
+	// GCLimit, with Memory, gives Go's garbage collector the plan's peak
+	// as its memory limit while Evaluate runs (memplan.LimitGC, raised if
+	// the evaluation needs more) and restores the previous limit after.
+	// Without a limit every decode step's garbage lets the heap grow far
+	// past what it holds. The limit is process-wide, so it is off by
+	// default; GOMEMLIMIT or a limit the program set (a Trainer's) wins.
+	GCLimit bool
+	// Logger receives the memory limit set; nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // EvalResult is the outcome of Evaluate.
@@ -81,6 +99,11 @@ func Evaluate(ctx context.Context, p Policy, data dataset.Dataset, rewards []rew
 		return nil, fmt.Errorf("grpo: Evaluate: Generations %d: want ≥ 1", g)
 	}
 	batch := cmp.Or(opts.BatchSize, 16)
+	limit, err := planEvalMemory(p, data, batch*g, gen.MaxCompletionLength, opts)
+	if err != nil {
+		return nil, fmt.Errorf("grpo: Evaluate: %w", err)
+	}
+	defer limit.Restore()
 	n := data.Len()
 	res := &EvalResult{Completions: make([]string, 0, n)}
 	samples := make([]reward.Sample, 0, n)
@@ -146,4 +169,53 @@ func checkRewardNames(rewards []reward.Named) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// promptEncoder is what planEvalMemory needs to find the longest prompt
+// (LMPolicy has it).
+type promptEncoder interface {
+	PromptIDs(ex dataset.Example, maxLen int) ([]int, error)
+}
+
+// planEvalMemory makes the memory plan of evaluating data with p, rows
+// sequences of up to maxNew new tokens at a time (memplan.GenerateOnly),
+// checks it against opts.Memory and with opts.GCLimit sets it as Go's
+// memory limit. Without opts.Memory, or for a Policy that cannot describe
+// its memory, it plans nothing (nil, nil).
+func planEvalMemory(p Policy, data dataset.Dataset, rows, maxNew int, opts EvalOptions) (*memplan.GCLimit, error) {
+	mp, ok := p.(MemoryPlanner)
+	if opts.Memory == nil || !ok {
+		return nil, nil
+	}
+	longest := 0
+	if enc, ok := p.(promptEncoder); ok {
+		for i := range data.Len() {
+			ex, err := data.Example(i)
+			if err != nil {
+				return nil, fmt.Errorf("example %d: %w", i, err)
+			}
+			ids, err := enc.PromptIDs(ex, opts.MaxPromptLength)
+			if err != nil {
+				return nil, fmt.Errorf("example %d: %w", i, err)
+			}
+			longest = max(longest, len(ids))
+		}
+	}
+	req := mp.MemoryRequest(Config{}, longest)
+	req.Train = memplan.Training{BatchSize: rows, MaxPromptLength: opts.MaxPromptLength, MaxCompletionLength: maxNew, Phases: memplan.GenerateOnly}
+	logger := cmp.Or(opts.Logger, slog.Default())
+	plan, err := memplan.Estimate(req)
+	if err != nil {
+		logger.Warn("grpo: Evaluate: no memory plan for this model; evaluating without the check", "err", err)
+		return nil, nil
+	}
+	if !opts.Memory.Off {
+		if err := plan.Check(opts.Memory.Bytes, opts.Memory.Source); err != nil {
+			return nil, err
+		}
+	}
+	if !opts.GCLimit {
+		return nil, nil
+	}
+	return memplan.LimitGC(logger, plan, opts.Memory.Bytes), nil
 }

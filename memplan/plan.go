@@ -1,6 +1,7 @@
 package memplan
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -85,7 +86,29 @@ type Training struct {
 	// each prompt once (share_prompts): the passes then hold the prompt's
 	// activations once per group. 0 counts every row whole.
 	PromptGroup int
+	// Phases are the parts of a GRPO step the run has: generation and
+	// the training pass (the zero value), the training pass alone
+	// (supervised fine-tuning: no KV cache), or generation alone
+	// (evaluation: no gradients, optimizer state or backward pass).
+	Phases Phases
 }
+
+// Phases says which parts of a GRPO step a planned run has.
+type Phases int
+
+const (
+	// GenerateAndTrain is a GRPO step: generation, then the training pass.
+	GenerateAndTrain Phases = iota
+	// TrainOnly is a training pass with no generation (supervised
+	// fine-tuning, sft.Trainer): rows of BatchSize examples, prompt and
+	// target padded as the trainer pads them.
+	TrainOnly
+	// GenerateOnly is generation alone (an evaluation, grpo.Evaluate):
+	// GenerationBatchSize rows at a time (BatchSize when 0), nothing
+	// trained. The adapter's weights count; gradients, optimizer state
+	// and activations do not.
+	GenerateOnly
+)
 
 // Item is one line of a Plan.
 type Item struct {
@@ -230,6 +253,9 @@ func Estimate(r Request) (Plan, error) {
 		trainable = loraParams(c, r.LoRARank, r.LoRATargets)
 		add("LoRA master weights", 4*trainable, "%s params × 4 B (r=%d)", count(trainable), r.LoRARank)
 	}
+	if tc.Phases == GenerateOnly {
+		return p.generation(r, genRows, int64(tp), tcomp), nil
+	}
 	add("gradients", 4*trainable, "%s × 4 B", count(trainable))
 	add("optimizer (AdamW)", 8*trainable, "two f32 moments")
 	switch {
@@ -267,7 +293,12 @@ func Estimate(r Request) (Plan, error) {
 		cnote = ", the longest turn's context"
 	}
 	kv := genRows * L * 2 * nkv * hd * int64(slots) * 4
-	add("KV cache", kv, "%d rows × %d slots%s × %d layers; generation only", genRows, slots, cnote, L)
+	if tc.Phases == TrainOnly {
+		kv = 0
+		add("KV cache", 0, "none: no generation")
+	} else {
+		add("KV cache", kv, "%d rows × %d slots%s × %d layers; generation only", genRows, slots, cnote, L)
+	}
 
 	// Activations kept for the backward pass, per micro-batch.
 	tokens := rows * seq
@@ -373,9 +404,47 @@ func Estimate(r Request) (Plan, error) {
 	if tc.GradientCheckpointing {
 		ckpt = ", gradient checkpointing"
 	}
+	if tc.Phases == TrainOnly {
+		mode = "supervised, " + mode
+	}
 	p.Summary = fmt.Sprintf("%s, %s params, %s; %d rows × (%d prompt + %d completion) tokens%s",
 		c.ModelType, count(params), mode, rows, tp, tcomp, ckpt)
 	return p, nil
+}
+
+// generation completes p, which holds the weights, as the plan of
+// generation alone (GenerateOnly): rows sequences of tp prompt and up to
+// tcomp new tokens. Its parts are held at once: the KV
+// cache, the prefill's transient (one layer's forward pass over the
+// prompts, the graph freeing each layer's values before the next) and
+// the logits of the last position.
+func (p Plan) generation(r Request, rows, tp, tcomp int64) Plan {
+	c := r.Model
+	add := func(name string, b int64, note string, args ...any) {
+		p.Items = append(p.Items, Item{Name: name, Bytes: b, Note: fmt.Sprintf(note, args...)})
+	}
+	L, H, I := int64(c.NumHiddenLayers), int64(c.HiddenSize), int64(c.IntermediateSize)
+	nh, nkv, hd, V := int64(c.NumAttentionHeads), int64(c.NumKeyValueHeads), int64(c.HeadDim), int64(c.VocabSize)
+	tp = int64(pad.Bucket(int(tp), r.Train.MaxPromptLength))
+	slots := int64(model.CacheSlots(int(tp), int(tcomp)))
+	kv := rows * L * 2 * nkv * hd * slots * 4
+	add("KV cache", kv, "%d rows × %d slots × %d layers", rows, slots, L)
+	perToken := 4 * (actPerHidden*H + actPerMLP*I + actPerQKV*(nh+2*nkv)*hd + actPerScore*nh*tp)
+	add("prefill workspace", rows*tp*perToken, "one layer's forward pass over %d×%d prompt tokens", rows, tp)
+	add("logits", 2*rows*V*4, "%d rows × %s vocab, and their probabilities", rows, count(V))
+	var need int64
+	for _, it := range p.Items {
+		need += it.Bytes
+	}
+	if need+runtimeBase >= minLimitedPeak {
+		add("Go runtime and GC", runtimeBase, "runtime; the Go memory limit (this plan) bounds the heap")
+	} else {
+		// Every decode step allocates its cache and logits anew.
+		add("Go runtime and GC", runtimeBase+kv, "runtime + one KV cache of garbage (no Go memory limit below %s)", FormatBytes(minLimitedPeak))
+	}
+	p.Peak = need + p.Items[len(p.Items)-1].Bytes
+	p.Summary = fmt.Sprintf("%s, %s params, generation only; %d rows × (%d prompt + %d new) tokens", c.ModelType, count(c.NumParams()), rows, tp, tcomp)
+	return p
 }
 
 // loraKept is the floats per token and layer a LoRA step's backward pass
@@ -517,10 +586,16 @@ type OutOfMemoryError struct {
 func (e *OutOfMemoryError) Error() string {
 	r := e.Plan.req
 	var lower []string
-	lower = append(lower, fmt.Sprintf("per_device_train_batch_size (%d)", r.Train.BatchSize))
-	lower = append(lower, fmt.Sprintf("num_generations (%d)", r.Train.NumGenerations))
+	if r.Train.Phases == GenerateOnly {
+		lower = append(lower, fmt.Sprintf("the rows generated at once (%d)", cmp.Or(r.Train.GenerationBatchSize, r.Train.BatchSize)))
+	} else {
+		lower = append(lower, fmt.Sprintf("per_device_train_batch_size (%d)", r.Train.BatchSize))
+	}
+	if r.Train.Phases == GenerateAndTrain {
+		lower = append(lower, fmt.Sprintf("num_generations (%d)", r.Train.NumGenerations))
+	}
 	lower = append(lower, fmt.Sprintf("max_completion_length (%d)", r.Train.MaxCompletionLength))
-	if !r.Train.GradientCheckpointing {
+	if !r.Train.GradientCheckpointing && r.Train.Phases != GenerateOnly {
 		lower = append(lower, "turn on gradient_checkpointing")
 	}
 	switch {

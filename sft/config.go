@@ -38,6 +38,10 @@ type Config struct {
 	// MaxCompletionLength truncates the completion to learn (≥ 1). Default
 	// 512. TRL: max_length covers both.
 	MaxCompletionLength int `json:"max_completion_length"`
+	// GradientCheckpointing recomputes each decoder layer in the backward
+	// pass: about one more forward pass of time for keeping a layer's
+	// inputs instead of all its activations. Default false.
+	GradientCheckpointing bool `json:"gradient_checkpointing"`
 	// Seed seeds the order Train visits the examples in. Default 42.
 	Seed int64 `json:"seed"`
 }

@@ -71,7 +71,7 @@ func (s *Trainer) graph(ctx *mlctx.Context, in []*Node) *Node {
 	g := in[0].Graph()
 	ctx.SetTraining(g, true)
 	c := in[2].Shape().Dim(1)
-	logp, _ := grpo.PolicyLogProbs(ctx, s.policy, in[0], in[1], c, grpo.LogProbsOptions{})
+	logp, _ := grpo.PolicyLogProbs(ctx, s.policy, in[0], in[1], c, grpo.LogProbsOptions{GradientCheckpointing: s.cfg.GradientCheckpointing})
 	loss := Div(Neg(ReduceAllSum(Mul(logp, in[2]))), MaxScalar(ReduceAllSum(in[2]), 1))
 	var values []*Node
 	for v := range ctx.IterVariables() {

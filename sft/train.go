@@ -14,6 +14,7 @@ import (
 	"github.com/grpokit/grpokit/agent"
 	"github.com/grpokit/grpokit/dataset"
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/memplan"
 )
 
 // Encoder is what Trainer.Train needs of a policy besides grpo.Policy:
@@ -45,8 +46,30 @@ type Options struct {
 	LoggingSteps int
 	// Logger receives the trainer's warnings (targets cut by
 	// Config.MaxCompletionLength, so that their end and EOS are not
-	// learned); nil means slog.Default().
+	// learned) and the Go memory limit set; nil means slog.Default().
 	Logger *slog.Logger
+	// Memory is the budget the run's memory plan is checked against
+	// before the first step, for a policy that can describe its memory
+	// (a grpo.MemoryPlanner, as grpo.LMPolicy): nil means
+	// memplan.Available(); a Budget with Off set prints the plan (to
+	// Progress) without stopping. A run over budget returns a
+	// *memplan.OutOfMemoryError naming the settings to lower.
+	Memory *memplan.Budget
+	// GCLimit gives Go's garbage collector the plan's peak as its memory
+	// limit for the run (memplan.LimitGC, raised if the run needs more)
+	// and restores the previous limit when it ends. Without it a step's
+	// freed activations let the heap grow to about twice what it holds.
+	// The limit is process-wide, so it is off by default; GOMEMLIMIT or a
+	// limit the program set wins.
+	GCLimit bool
+}
+
+// logger returns Logger, or slog.Default().
+func (o Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.Default()
+	}
+	return o.Logger
 }
 
 // Train runs supervised fine-tuning on data: Steps steps (or Epochs passes)
@@ -107,14 +130,15 @@ func (s *Trainer) TrainPairs(ctx context.Context, rows []Pair, opts Options) (fl
 		}
 	}
 	if cut > 0 {
-		log := opts.Logger
-		if log == nil {
-			log = slog.Default()
-		}
-		log.Warn("sft: targets longer than max_completion_length are cut: their end and EOS are not learned (raise max_completion_length)",
+		opts.logger().Warn("sft: targets longer than max_completion_length are cut: their end and EOS are not learned (raise max_completion_length)",
 			"examples", cut, "of", n, "max_completion_length", s.cfg.MaxCompletionLength,
 			"first", firstCut, "tokens", len(rows[firstCut].CompletionIDs))
 	}
+	limit, err := s.planMemory(rows, opts)
+	if err != nil {
+		return 0, err
+	}
+	defer limit.Restore()
 	rng := rand.New(rand.NewPCG(uint64(s.cfg.Seed), 0x5f7))
 	var order []int
 	logEvery := max(1, opts.LoggingSteps)
@@ -142,6 +166,7 @@ func (s *Trainer) TrainPairs(ctx context.Context, rows []Pair, opts Options) (fl
 				fmt.Fprintf(opts.Progress, "sft step %d/%d | loss %.3f (mean of last %d) | %.2fs/step\n",
 					step, total, last, count, time.Since(start).Seconds()/float64(step))
 			}
+			limit.Report(opts.Logger)
 			sum, count = 0, 0
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/grpokit/grpokit/grpo"
+	"github.com/grpokit/grpokit/memplan"
 )
 
 // evalCmd is "grpokit eval": the greedy rewards of a model on a run
@@ -82,8 +83,13 @@ func evalCmd(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 	}
+	budget, err := memplan.BudgetFromEnv()
+	if err != nil {
+		return err
+	}
 	res, err := grpo.Evaluate(ctx, s.policy, s.eval, s.rewards, grpo.EvalOptions{
-		MaxCompletionLength: max(c.Eval.MaxCompletionLength, c.MaxCompletionLength), MaxPromptLength: c.MaxPromptLength})
+		MaxCompletionLength: max(c.Eval.MaxCompletionLength, c.MaxCompletionLength), MaxPromptLength: c.MaxPromptLength,
+		Memory: &budget, GCLimit: true, Logger: newLogger()})
 	if err != nil {
 		return err
 	}

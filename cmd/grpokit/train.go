@@ -249,8 +249,13 @@ func (s *setup) evaluate(ctx context.Context, c *runConfig, label string, out io
 		fmt.Fprintf(out, "%s: no evaluation (eval runs single turns; with tools, evaluate trajectories in Go with agent.Runner)\n", label)
 		return nil
 	}
+	budget, err := memplan.BudgetFromEnv()
+	if err != nil {
+		return err
+	}
 	res, err := grpo.Evaluate(ctx, s.policy, s.eval, s.rewards, grpo.EvalOptions{
-		MaxCompletionLength: cmp.Or(c.Eval.MaxCompletionLength, c.MaxCompletionLength), MaxPromptLength: c.MaxPromptLength})
+		MaxCompletionLength: cmp.Or(c.Eval.MaxCompletionLength, c.MaxCompletionLength), MaxPromptLength: c.MaxPromptLength,
+		Memory: &budget, GCLimit: true, Logger: newLogger()})
 	if err != nil {
 		return err
 	}
@@ -422,6 +427,11 @@ func warmStart(ctx context.Context, c *runConfig, s *setup, out io.Writer) error
 	sc.BatchSize = cmp.Or(c.SFT.BatchSize, 16)
 	sc.LearningRate, sc.LRSchedulerType, sc.WarmupSteps = cmp.Or(c.SFT.LearningRate, 3e-3), grpo.ScheduleCosine, max(1, c.SFT.Steps/10)
 	sc.MaxPromptLength, sc.MaxCompletionLength, sc.Seed = c.MaxPromptLength, longest, c.Seed
+	sc.GradientCheckpointing = c.GradientCheckpointing
+	budget, err := memplan.BudgetFromEnv()
+	if err != nil {
+		return err
+	}
 	st, err := sft.New(s.policy, sc)
 	if err != nil {
 		return err
@@ -431,7 +441,7 @@ func warmStart(ctx context.Context, c *runConfig, s *setup, out io.Writer) error
 	if c.LoggingSteps > 0 {
 		progress = out
 	}
-	if _, err := st.Train(ctx, s.train, sft.Options{Steps: c.SFT.Steps, Progress: progress, Logger: newLogger(), Target: target}); err != nil {
+	if _, err := st.Train(ctx, s.train, sft.Options{Steps: c.SFT.Steps, Progress: progress, Logger: newLogger(), Target: target, Memory: &budget, GCLimit: true}); err != nil {
 		return err
 	}
 	return st.Release()

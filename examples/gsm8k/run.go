@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -202,7 +201,7 @@ func run(ctx context.Context, cfg config) error {
 		for i, ex := range held {
 			exs[i] = example(ex, compact)
 		}
-		comps, err := exkit.Greedy(ctx, policy, exs, cfg.MaxCompletion, 64)
+		comps, err := exkit.Greedy(ctx, policy, exs, cfg.MaxCompletion, 64, &s.Memory)
 		if err != nil {
 			return scores{}, fmt.Errorf("gsm8k: %w", err)
 		}
@@ -258,7 +257,7 @@ func run(ctx context.Context, cfg config) error {
 		}
 		fmt.Fprintf(out, "\nwarm start: %d supervised steps × %d on the answer format (%d of %d worked solutions), lr %g\n",
 			cfg.SFTSteps, batch, len(pairs), len(train), lr)
-		if err := exkit.SFT(ctx, s, policy, pairs, cfg.SFTSteps, batch, lr, cfg.Seed, progress(cfg, out)); err != nil {
+		if err := exkit.SFT(ctx, s, policy, pairs, cfg.SFTSteps, batch, lr, cfg.Seed, cfg.Progress()); err != nil {
 			return fmt.Errorf("gsm8k: %w", err)
 		}
 		return nil
@@ -395,35 +394,20 @@ type dataRow struct {
 
 // writeRows writes train (in visiting order) and held as JSONL rows.
 func writeRows(path string, train, held []gsm8k.Example, compact bool) error {
-	var b strings.Builder
+	var rows []dataRow
 	for _, part := range []struct {
 		split string
 		exs   []gsm8k.Example
 	}{{"train", train}, {"eval", held}} {
 		for i, ex := range part.exs {
 			e := example(ex, compact)
-			r := dataRow{Split: part.split, Index: i, Prompt: e.Prompt, Answer: e.Answer}
-			if len(e.Messages) > 0 {
-				r.Prompt = e.Messages
-			}
-			line, err := json.Marshal(r)
-			if err != nil {
-				return fmt.Errorf("gsm8k: -rows: %w", err)
-			}
-			b.Write(append(line, '\n'))
+			rows = append(rows, dataRow{Split: part.split, Index: i, Prompt: exkit.RowPrompt(e), Answer: e.Answer})
 		}
 	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	if err := exkit.WriteJSONLines(path, rows); err != nil {
 		return fmt.Errorf("gsm8k: -rows: %w", err)
 	}
 	return nil
-}
-
-func progress(cfg config, out io.Writer) io.Writer {
-	if cfg.Quiet {
-		return nil
-	}
-	return out
 }
 
 func truncate(s string, n int) string {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -53,6 +52,9 @@ type config struct {
 	// longest label and its EOS (under the constraint no completion is
 	// longer, so a larger cap changes nothing but the setting).
 	MaxCompletion int `json:"max_completion_length"`
+	// SFTLR is the supervised warm start's peak learning rate
+	// (-sft-steps; a cosine decay after a warmup of a tenth).
+	SFTLR float64 `json:"sft_learning_rate"`
 	// Rows, if set, names a JSONL file that receives the run's rows and
 	// the program then exits without training: the training rows in the
 	// order the trainer visits them without shuffling (max_steps × prompts
@@ -61,6 +63,9 @@ type config struct {
 	Rows string `json:"-"`
 }
 
+// sftBatch is the labelled hands of a warm-start step.
+const sftBatch = 16
+
 // defaults are the settings of `go run ./examples/poker`.
 func defaults() config {
 	return config{Config: exkit.Config{
@@ -68,7 +73,7 @@ func defaults() config {
 		LR: 1e-3, Temperature: 1, SFTSteps: -1, Eval: 540, // 60 hands per class: a greedy pass takes well under a second
 		Out: filepath.Join("runs", "poker"), Seed: 1, TimeLimit: exkit.Duration(22 * time.Minute),
 	}, Hidden: 64, Layers: 2, Entropy: 0.1, Schedule: "cosine", Scale: "group", Order: "grouped",
-		EvalEvery: 500}
+		EvalEvery: 500, SFTLR: 1e-4}
 }
 
 func parse(cfg *config, args []string) error {
@@ -83,6 +88,7 @@ func parse(cfg *config, args []string) error {
 		fs.StringVar(&cfg.Order, "order", cfg.Order, "tiny model's card order: grouped (equal ranks together, bigger groups first) or rank (sorted by rank)")
 		fs.BoolVar(&cfg.DropTied, "drop-tied", cfg.DropTied, "leave groups whose rewards all tie out of the loss (grpo.Config.DropZeroStdGroups)")
 		fs.IntVar(&cfg.MaxCompletion, "max-completion-length", cfg.MaxCompletion, "cap on a training completion's tokens (0: the longest label and its EOS)")
+		fs.Float64Var(&cfg.SFTLR, "sft-lr", cfg.SFTLR, "peak learning rate of the supervised warm start (-sft-steps: steps of 16 labelled hands before GRPO)")
 		fs.StringVar(&cfg.Rows, "rows", cfg.Rows, "write the training rows (in visiting order, unshuffled) and the held-out hands to this JSONL file, then exit")
 	}, args)
 }
@@ -241,6 +247,9 @@ func (c *config) validate() error {
 	if c.MaxCompletion < 0 {
 		errs = append(errs, fmt.Errorf("poker: -max-completion-length %d: want ≥ 0", c.MaxCompletion))
 	}
+	if !(c.SFTLR > 0) && c.SFTSteps > 0 {
+		errs = append(errs, fmt.Errorf("poker: -sft-lr %g: want > 0", c.SFTLR))
+	}
 	if c.EvalEvery < 0 {
 		errs = append(errs, fmt.Errorf("poker: -eval-every %d: want ≥ 0", c.EvalEvery))
 	}
@@ -302,7 +311,7 @@ func run(ctx context.Context, cfg config) error {
 		for i, ex := range test {
 			exs[i], truths[i] = prompt(ex.Hand), ex.Class
 		}
-		preds, err := exkit.Greedy(ctx, policy, exs, maxLabel+1, 96)
+		preds, err := exkit.Greedy(ctx, policy, exs, maxLabel+1, 96, &s.Memory)
 		if err != nil {
 			return poker.Report{}, fmt.Errorf("poker: %w", err)
 		}
@@ -314,6 +323,25 @@ func run(ctx context.Context, cfg config) error {
 			return rep, err
 		}
 		return rep, nil
+	}
+	if cfg.SFTSteps > 0 && s.From == "" {
+		// The warm start learns the label of hands the GRPO rows and the
+		// held-out hands never use (a sampler seed of its own).
+		sftData := hands{seed: uint64(cfg.Seed) + 2_000_003, n: data.n, prompt: prompt}
+		pairs := make([]exkit.Pair, min(data.n, cfg.SFTSteps*sftBatch))
+		for i := range pairs {
+			ex, err := sftData.Example(i)
+			if err != nil {
+				return err
+			}
+			pairs[i] = exkit.Pair{Prompt: ex, Target: ex.Answer}
+		}
+		fmt.Fprintf(out, "\nwarm start: %d supervised steps × %d labelled hands, lr %g\n", cfg.SFTSteps, sftBatch, cfg.SFTLR)
+		t0 := time.Now()
+		if err := exkit.SFT(ctx, s, policy, pairs, cfg.SFTSteps, sftBatch, cfg.SFTLR, cfg.Seed, cfg.Progress()); err != nil {
+			return fmt.Errorf("poker: %w", err)
+		}
+		fmt.Fprintf(out, "warm start done in %s\n", time.Since(t0).Round(time.Second))
 	}
 	gc := cfg.GRPO(10)
 	gc.MaxPromptLength = 0
@@ -420,37 +448,19 @@ type row struct {
 // writeRows writes the first n training rows of data in visiting order
 // (unshuffled) and the held-out hands to path as JSONL.
 func writeRows(path string, data hands, n int, test []poker.Example, prompt func(poker.Hand) dataset.Example) error {
-	var b strings.Builder
-	add := func(split string, i int, ex dataset.Example, h poker.Hand) error {
-		r := row{Split: split, Index: i, Prompt: ex.Prompt, Answer: ex.Answer, Hand: handText(h)}
-		if len(ex.Messages) > 0 {
-			r.Prompt = ex.Messages
-		}
-		line, err := json.Marshal(r)
-		if err != nil {
-			return fmt.Errorf("poker: -rows: %w", err)
-		}
-		b.Write(append(line, '\n'))
-		return nil
-	}
+	var rows []row
 	for i := range min(n, data.Len()) {
 		ex, err := data.Example(i)
 		if err != nil {
 			return err
 		}
 		h, _ := data.hand(i)
-		if err := add("train", i, ex, h); err != nil {
-			return err
-		}
+		rows = append(rows, row{Split: "train", Index: i, Prompt: exkit.RowPrompt(ex), Answer: ex.Answer, Hand: handText(h)})
 	}
 	for i, ex := range test {
-		e := prompt(ex.Hand)
-		e.Answer = ex.Answer
-		if err := add("eval", i, e, ex.Hand); err != nil {
-			return err
-		}
+		rows = append(rows, row{Split: "eval", Index: i, Prompt: exkit.RowPrompt(prompt(ex.Hand)), Answer: ex.Answer, Hand: handText(ex.Hand)})
 	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	if err := exkit.WriteJSONLines(path, rows); err != nil {
 		return fmt.Errorf("poker: -rows: %w", err)
 	}
 	return nil

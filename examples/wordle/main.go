@@ -238,7 +238,7 @@ func play(ctx context.Context, p grpo.Policy, answers []string, tiny bool, maxNe
 		for i, g := range live {
 			exs[i] = observe(g, tiny)
 		}
-		replies, err := exkit.Greedy(ctx, p, exs, maxNew, 32)
+		replies, err := exkit.Greedy(ctx, p, exs, maxNew, 32, nil)
 		if err != nil {
 			return sc, fmt.Errorf("wordle: %w", err)
 		}

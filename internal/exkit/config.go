@@ -65,8 +65,8 @@ type Config struct {
 	Beta float64 `json:"beta"`
 	// Temperature is the sampling temperature during training.
 	Temperature float64 `json:"temperature"`
-	// SFTSteps is the supervised warm-start steps of the tiny model (tasks
-	// that need an answer format); -1 means none.
+	// SFTSteps is the supervised warm-start steps on the task's answers
+	// (each example says which models it warm-starts); -1 means none.
 	SFTSteps int `json:"sft_steps"`
 	// Eval is the number of held-out examples (games) evaluated before and
 	// after training.
@@ -125,6 +125,14 @@ func (c *Config) Output() io.Writer {
 	return c.Stdout
 }
 
+// Progress returns where progress lines go: Output(), or nil with -quiet.
+func (c *Config) Progress() io.Writer {
+	if c.Quiet {
+		return nil
+	}
+	return c.Output()
+}
+
 // GRPO returns the trainer settings every example shares, from c: G
 // completions per prompt, Prompts prompts per step, Steps steps, the
 // sampling temperature, learning rate, KL weight and seed, checkpoints in
@@ -179,7 +187,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.LR, "lr", c.LR, "peak learning rate")
 	fs.Float64Var(&c.Beta, "beta", c.Beta, "KL weight (0: no reference model)")
 	fs.Float64Var(&c.Temperature, "temperature", c.Temperature, "sampling temperature while training")
-	fs.IntVar(&c.SFTSteps, "sft-steps", c.SFTSteps, "supervised warm-start steps for the tiny model (-1: none)")
+	fs.IntVar(&c.SFTSteps, "sft-steps", c.SFTSteps, "supervised warm-start steps on the task's answers (-1: none)")
 	fs.IntVar(&c.Eval, "eval", c.Eval, "held-out examples evaluated before and after training")
 	fs.StringVar(&c.Out, "out", c.Out, "output folder")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed")

@@ -20,7 +20,8 @@ type Pair struct {
 // SFT is a small supervised warm start for teaching a from-scratch model an
 // answer format before GRPO: sft.Trainer.Train for steps steps of
 // batch pairs, the learning rate warming up over the first tenth and then
-// decaying to 0 along a half cosine; its optimizer state is released
+// decaying to 0 along a half cosine, its memory plan checked against
+// s.Memory and set as Go's memory limit; its optimizer state is released
 // afterwards so that GRPO's AdamW starts afresh.
 func SFT(ctx context.Context, s *Setup, p *grpo.LMPolicy, pairs []Pair, steps, batch int, lr float64, seed int64, progress io.Writer) error {
 	if steps <= 0 {
@@ -46,7 +47,9 @@ func SFT(ctx context.Context, s *Setup, p *grpo.LMPolicy, pairs []Pair, steps, b
 	if err != nil {
 		return fmt.Errorf("sft: %w", err)
 	}
-	if _, err := tr.Train(ctx, data, sft.Options{Steps: steps, Progress: progress}); err != nil {
+	// The run's budget, and the plan as Go's memory limit, as GRPO has.
+	budget := s.Memory
+	if _, err := tr.Train(ctx, data, sft.Options{Steps: steps, Progress: progress, Memory: &budget, GCLimit: true}); err != nil {
 		return fmt.Errorf("sft: %w", err)
 	}
 	return tr.Release()

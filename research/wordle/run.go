@@ -469,7 +469,7 @@ func play(ctx context.Context, pol grpo.Policy, p prompter, words []string, maxN
 			}
 		} else {
 			var err error
-			if replies, err = exkit.Greedy(ctx, pol, exs, maxNew, 64); err != nil {
+			if replies, err = exkit.Greedy(ctx, pol, exs, maxNew, 64, nil); err != nil {
 				return r, err
 			}
 		}

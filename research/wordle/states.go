@@ -76,7 +76,7 @@ func (s *statePool) refresh(ctx context.Context, pol grpo.Policy) error {
 		if turn > 0 {
 			states = append(states, exs...)
 		}
-		replies, err := exkit.Greedy(ctx, pol, exs, s.maxNew, 64)
+		replies, err := exkit.Greedy(ctx, pol, exs, s.maxNew, 64, nil)
 		if err != nil {
 			return fmt.Errorf("wordle: state pool: %w", err)
 		}
