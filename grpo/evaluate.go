@@ -209,13 +209,5 @@ func planEvalMemory(p Policy, data dataset.Dataset, rows, maxNew int, opts EvalO
 		logger.Warn("grpo: Evaluate: no memory plan for this model; evaluating without the check", "err", err)
 		return nil, nil
 	}
-	if !opts.Memory.Off {
-		if err := plan.Check(opts.Memory.Bytes, opts.Memory.Source); err != nil {
-			return nil, err
-		}
-	}
-	if !opts.GCLimit {
-		return nil, nil
-	}
-	return memplan.LimitGC(logger, plan, opts.Memory.Bytes), nil
+	return memplan.Enforce(nil, logger, plan, *opts.Memory, opts.GCLimit)
 }

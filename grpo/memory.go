@@ -146,16 +146,7 @@ func (t *Trainer) planMemory(src source) (*memplan.GCLimit, error) {
 	if t.Memory != nil {
 		budget = *t.Memory
 	}
-	plan.Format(t.progress(), budget.Bytes, budget.Source)
-	if !budget.Off {
-		if err := plan.Check(budget.Bytes, budget.Source); err != nil {
-			return nil, err
-		}
-	}
-	if !t.GCLimit {
-		return nil, nil
-	}
-	return memplan.LimitGC(t.logger(), plan, budget.Bytes), nil
+	return memplan.Enforce(t.progress(), t.logger(), plan, budget, t.GCLimit)
 }
 
 // longestPrompt returns the token count of the longest of the dataset's

@@ -1,6 +1,7 @@
 package memplan
 
 import (
+	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -198,6 +199,25 @@ func LimitGC(logger *slog.Logger, plan Plan, avail int64) *GCLimit {
 		"limit", FormatBytes(limit), "ceiling", FormatBytes(g.ceiling))
 	g.arm()
 	return g
+}
+
+// Enforce applies plan to a run: it prints the plan to w (nil: nowhere)
+// with budget's figure, returns an *OutOfMemoryError when the plan's peak
+// exceeds the budget (unless budget.Off), and with gcLimit sets the plan
+// as Go's memory limit for the run (LimitGC; nil when it sets none).
+func Enforce(w io.Writer, logger *slog.Logger, plan Plan, budget Budget, gcLimit bool) (*GCLimit, error) {
+	if w != nil {
+		plan.Format(w, budget.Bytes, budget.Source)
+	}
+	if !budget.Off {
+		if err := plan.Check(budget.Bytes, budget.Source); err != nil {
+			return nil, err
+		}
+	}
+	if !gcLimit {
+		return nil, nil
+	}
+	return LimitGC(logger, plan, budget.Bytes), nil
 }
 
 // limitCeiling is how far a run's limit may be raised: 95% of the memory

@@ -1,9 +1,6 @@
 package sft
 
 import (
-	"cmp"
-	"io"
-
 	"github.com/grpokit/grpokit/grpo"
 	"github.com/grpokit/grpokit/memplan"
 )
@@ -43,14 +40,5 @@ func (s *Trainer) planMemory(rows []Pair, opts Options) (*memplan.GCLimit, error
 	if opts.Memory != nil {
 		budget = *opts.Memory
 	}
-	plan.Format(cmp.Or[io.Writer](opts.Progress, io.Discard), budget.Bytes, budget.Source)
-	if !budget.Off {
-		if err := plan.Check(budget.Bytes, budget.Source); err != nil {
-			return nil, err
-		}
-	}
-	if !opts.GCLimit {
-		return nil, nil
-	}
-	return memplan.LimitGC(opts.logger(), plan, budget.Bytes), nil
+	return memplan.Enforce(opts.Progress, opts.logger(), plan, budget, opts.GCLimit)
 }
