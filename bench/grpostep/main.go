@@ -99,6 +99,7 @@ func run(args []string, w io.Writer) (err error) {
 	name := fs.String("variant", "full", "full, lora, genheavy or varlen")
 	steps := fs.Int("steps", 3, "timed steps after the first (compiling) one")
 	torchFile := fs.String("torch", "", "JSON written by bench/torch_grpostep.py, or several comma-separated (eager, compile): the ratio is against the fastest (optional)")
+	trlFile := fs.String("trl", "", "JSON written by bench/trl/grpostep.py: TRL's GRPOTrainer on the same step, given its own ratio (optional; not an anchor)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
 	modelDir := fs.String("model", "", "a Hugging Face model folder instead of SmolLM2-135M's shape with random weights")
 	dtype := fs.String("dtype", "f32", "compute dtype: f32 or bf16")
@@ -138,6 +139,13 @@ func run(args []string, w io.Writer) (err error) {
 	runs, err := loadTorchRuns(*torchFile)
 	if err != nil {
 		return err
+	}
+	trlRuns, err := loadTorchRuns(*trlFile)
+	if err != nil {
+		return err
+	}
+	if len(trlRuns) > 0 && *name != "full" && *name != "lora" {
+		return fmt.Errorf("-trl: bench/trl/grpostep.py runs the full and lora steps, not %q", *name)
 	}
 
 	if *opTrace {
@@ -241,6 +249,11 @@ func run(args []string, w io.Writer) (err error) {
 			fmt.Fprintf(w, "PyTorch: %s\n", r.info)
 		}
 	}
+	for _, r := range trlRuns {
+		if r.info != "" {
+			fmt.Fprintf(w, "TRL: %s\n", r.info)
+		}
+	}
 
 	var ms []grpo.Metrics
 	var prof cpuProfiler
@@ -336,6 +349,7 @@ func run(args []string, w io.Writer) (err error) {
 	if len(cols) == 0 {
 		cols = []torchRun{{label: "PyTorch"}}
 	}
+	cols = append(slices.Clip(cols), trlRuns...)
 	tab := table{w: w}
 	for _, r := range cols {
 		tab.labels = append(tab.labels, r.label)
@@ -388,6 +402,12 @@ func run(args []string, w io.Writer) (err error) {
 	label := "grpostep ratio"
 	if *name != "full" {
 		label += " (" + *name + ")"
+	}
+	for _, r := range trlRuns {
+		if t := r.sec["step"]; t > 0 {
+			fmt.Fprintf(w, "%s vs %s GRPOTrainer: %.2f×\n", label, r.label, t/steady)
+			res.TRLStepSeconds, res.TRLLabel = t, r.label
+		}
 	}
 	printRatios(w, label, runs, steady)
 	return nil

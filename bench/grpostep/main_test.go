@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -93,6 +94,46 @@ func TestRunAnchors(t *testing.T) {
 	r := readResults(t, path)
 	if r.TorchStepSeconds != 10 || r.TorchAnchor != "torch 2.15.0 compile" {
 		t.Errorf("JSON anchor %q, %v s; want torch 2.15.0 compile, 10 s", r.TorchAnchor, r.TorchStepSeconds)
+	}
+}
+
+// TestRunTRL: a TRL run of the step is a column and a ratio line of its
+// own, never the anchor even when it is the fastest, and only the steps TRL
+// runs take one.
+func TestRunTRL(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	eager := write("eager.json", `{"label": "torch 2.15.0 eager", "seconds": {"first": 30, "step": 20}}`)
+	trl := write("trl.json", `{"label": "TRL 1.16.0", "info": "trl 1.16.0, transformers 5.24.0", "seconds": {"first": 9, "step": 5, "trl_step_time": 4}, "memory": {"peak_rss_mb": 2000}}`)
+	var out strings.Builder
+	path := filepath.Join(dir, "out.json")
+	if err := run([]string{"-tiny", "-variant", "full", "-steps", "1", "-torch", eager, "-trl", trl, "-json", path}, &out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, re := range []string{
+		`TRL: trl 1\.16\.0, transformers 5\.24\.0\n`,
+		`\| part +\| +grpokit s \| torch 2\.15\.0 eager s \| +ratio \| +TRL 1\.16\.0 s \| +ratio \|`,
+		`\| peak RSS, MB +\| +[0-9]+ \| +- \| +\| +2000 \| +\|`,
+		`grpostep ratio vs TRL 1\.16\.0 GRPOTrainer: [0-9]+\.[0-9]{2}×\n`,
+		`grpostep ratio: [0-9]+\.[0-9]{2}× vs torch 2\.15\.0 eager\n$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(text) {
+			t.Errorf("report lacks %s:\n%s", re, text)
+		}
+	}
+	r := readResults(t, path)
+	if r.TorchAnchor != "torch 2.15.0 eager" || r.TRLStepSeconds != 5 || r.TRLLabel != "TRL 1.16.0" {
+		t.Errorf("JSON anchor %q, TRL %q %v s; want torch 2.15.0 eager, TRL 1.16.0 5 s", r.TorchAnchor, r.TRLLabel, r.TRLStepSeconds)
+	}
+	if err := run([]string{"-tiny", "-variant", "genheavy", "-steps", "1", "-trl", trl}, io.Discard); err == nil || !strings.Contains(err.Error(), "full and lora") {
+		t.Errorf("genheavy with -trl: err = %v, want a refusal naming the full and lora steps", err)
 	}
 }
 

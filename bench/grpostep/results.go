@@ -64,6 +64,8 @@ type results struct {
 	TrainSeconds       float64 `json:"train_s"`
 	TorchStepSeconds   float64 `json:"torch_step_s,omitempty"` // the anchor's
 	TorchAnchor        string  `json:"torch_anchor,omitempty"` // the fastest PyTorch run's label
+	TRLStepSeconds     float64 `json:"trl_step_s,omitempty"`   // TRL's GRPOTrainer on the same step
+	TRLLabel           string  `json:"trl,omitempty"`          // "TRL 1.16.0"
 	DecodeSeconds      float64 `json:"decode_step_s,omitempty"`
 	DecodeBoundSeconds float64 `json:"decode_bound_s,omitempty"`
 }
