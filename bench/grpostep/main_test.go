@@ -62,13 +62,7 @@ func TestRunTiny(t *testing.T) {
 // lines give grpokit against each run and then against the faster, named.
 func TestRunAnchors(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, body string) string { return writeFile(t, dir, name, body) }
 	eager := write("eager.json", `{"label": "torch 2.15.0 eager", "info": "torch 2.15.0 eager, BLAS mkl, ISA AVX512", "seconds": {"first": 30, "step": 20, "train": 15, "step_cpu": 40}, "memory": {"peak_rss_mb": 900}}`)
 	compiled := write("compile.json", `{"label": "torch 2.15.0 compile", "info": "torch 2.15.0 compile, BLAS mkl, ISA AVX512", "seconds": {"first": 25, "step": 10, "train": 8, "step_cpu": 20, "compile": 60}, "memory": {"peak_rss_mb": 1200}}`)
 	var out strings.Builder
@@ -102,13 +96,7 @@ func TestRunAnchors(t *testing.T) {
 // runs take one.
 func TestRunTRL(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, body string) string { return writeFile(t, dir, name, body) }
 	eager := write("eager.json", `{"label": "torch 2.15.0 eager", "seconds": {"first": 30, "step": 20}}`)
 	trl := write("trl.json", `{"label": "TRL 1.16.0", "info": "trl 1.16.0, transformers 5.24.0", "seconds": {"first": 9, "step": 5, "trl_step_time": 4}, "memory": {"peak_rss_mb": 2000}}`)
 	var out strings.Builder
@@ -204,4 +192,14 @@ func readResults(t *testing.T, path string) results {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// writeFile writes body to dir/name and returns the path.
+func writeFile(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
