@@ -22,7 +22,6 @@ completion tokens, the seed rewards' means, the first answers),
 checkpoints (resumable: run the same command again).
 """
 
-import argparse
 import json
 import os
 import time
@@ -36,6 +35,7 @@ from transformers.trainer_utils import get_last_checkpoint
 from trl import GRPOConfig, GRPOTrainer
 
 from gsm8k_rewards import REWARDS, correctness, strict_format
+import cli
 from steplog import Log
 
 @torch.no_grad()
@@ -65,14 +65,8 @@ def evaluate(model, tok, rows, max_new, batch=32):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", required=True, help="Hugging Face folder")
-    ap.add_argument("--rows", required=True, help="JSONL from `examples/gsm8k -rows FILE`")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--config", default=os.path.join(os.path.dirname(__file__), "gsm8k.yaml"))
-    ap.add_argument("--stop-after", type=int, default=0, help="stop after this many steps (the schedule stays max_steps')")
+    ap = cli.parser(__doc__, "gsm8k.yaml", "examples/gsm8k")
     ap.add_argument("--eval-n", type=int, default=0, help="evaluate the first N held-out problems before and after (0: none)")
-    ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     a = ap.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)

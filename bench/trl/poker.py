@@ -35,7 +35,6 @@ class, macro accuracy, mean reward, confusion matrix), checkpoints
 (resumable: run the same command again).
 """
 
-import argparse
 import json
 import os
 import time
@@ -47,6 +46,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessor, L
 from transformers.trainer_utils import get_last_checkpoint
 from trl import GRPOConfig, GRPOTrainer
 
+import cli
 from steplog import Log
 
 LABELS = ["high card", "one pair", "two pair", "three of a kind", "straight", "flush", "full house",
@@ -224,16 +224,10 @@ def report(label, r):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", required=True, help="Hugging Face folder (grpokit import's output)")
-    ap.add_argument("--rows", required=True, help="JSONL from `examples/poker -rows FILE`")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--config", default=os.path.join(os.path.dirname(__file__), "poker.yaml"))
-    ap.add_argument("--stop-after", type=int, default=0, help="stop after this many steps (the schedule stays max_steps')")
+    ap = cli.parser(__doc__, "poker.yaml", "examples/poker")
     ap.add_argument("--replay", help="grpokit's rollouts.jsonl: step 1 trains on its step-1 completions")
     ap.add_argument("--no-eval", action="store_true", help="skip the held-out evaluations")
     ap.add_argument("--eval-n", type=int, default=0, help="evaluate only the first N held-out hands (0: the config's eval)")
-    ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     ap.add_argument("--float64", action="store_true",
                     help="load and train the model in float64 (a reference for the first step's float32 values)")
     ap.add_argument("--seed", type=int, help="override the config's seed (give examples/poker the same -seed, for -rows too)")
