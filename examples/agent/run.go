@@ -145,7 +145,7 @@ func run(ctx context.Context, cfg config) error {
 		}
 		fmt.Fprintf(out, "\nwarm start: %d supervised steps on %d demonstrations (%d call the calculator, %d answer at once), batch %d, lr %g\n",
 			warmSteps, len(demos), nTool, len(demos)-nTool, warmBatch, warmLR)
-		if err := warmStart(ctx, policy, pairs, warmSteps, warmBatch, warmLR, cfg.Seed, progress(cfg)); err != nil {
+		if err := exkit.SFTTokens(ctx, s, policy, pairs, warmSteps, warmBatch, warmLR, cfg.Seed, progress(cfg)); err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
 	}
@@ -298,26 +298,4 @@ func plot(dir string) error {
 		return err
 	}
 	return exkit.PlotLines(filepath.Join(dir, "reward.png"), "agent: reward and tool use per GRPO step", "step", "value", lines...)
-}
-
-// warmStart is supervised fine-tuning on the demonstrations before GRPO:
-// steps steps of batch pairs at a peak learning rate of lr that warms up
-// over the first tenth and decays along a half cosine. Its optimizer
-// state is released afterwards, so that GRPO's AdamW starts afresh.
-func warmStart(ctx context.Context, policy *grpo.LMPolicy, pairs []sft.Pair, steps, batch int, lr float64, seed int64, progress io.Writer) error {
-	cfg := sft.DefaultConfig()
-	cfg.BatchSize, cfg.Seed = batch, seed
-	cfg.LearningRate, cfg.LRSchedulerType, cfg.WarmupSteps = lr, grpo.ScheduleCosine, max(1, steps/10)
-	cfg.MaxPromptLength, cfg.MaxCompletionLength = 0, 1
-	for _, p := range pairs {
-		cfg.MaxCompletionLength = max(cfg.MaxCompletionLength, len(p.CompletionIDs))
-	}
-	tr, err := sft.New(policy, cfg)
-	if err != nil {
-		return fmt.Errorf("warm start: %w", err)
-	}
-	if _, err := tr.TrainPairs(ctx, pairs, sft.Options{Steps: steps, Progress: progress}); err != nil {
-		return fmt.Errorf("warm start: %w", err)
-	}
-	return tr.Release()
 }
