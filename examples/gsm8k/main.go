@@ -16,7 +16,7 @@
 // with -sft-steps supervised steps on worked solutions and writes it to DIR,
 // from which GRPO then starts (docs/results/gsm8k-real.md):
 //
-//	go run ./examples/gsm8k -model smollm2-hf -train lora -sft-steps 80 -max-completion 200 -warm-out smollm2-sft
+//	go run ./examples/gsm8k -model smollm2-hf -train lora -lora-rank 16 -sft-steps 80 -max-completion 200 -warm-out smollm2-sft
 //	go run ./examples/gsm8k -model smollm2-sft -config bench/trl/gsm8k.yaml
 //
 // The data are the copy of GSM8K shipped in package envs/gsm8k, or -data, a
