@@ -40,7 +40,7 @@
 # activations, so they run the same products).
 # TRL's own step: the full and lora variants also run TRL 1.16's
 # GRPOTrainer on the same step (bench/trl/grpostep.py: the same shapes and
-# settings, timed from TRL's own step times) and print its ratio apart from
+# settings, each optimizer step timed whole) and print its ratio apart from
 # the PyTorch anchor. It needs trl==1.16.0 and its pinned companions, which
 # the script adds to the cached venv (about 0.6 GB more; with PYTHON=, that
 # interpreter must have them, or TRL is skipped), and a model folder with a

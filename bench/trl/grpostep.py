@@ -1,4 +1,4 @@
-"""TRL's GRPOTrainer on bench/grpostep's step, timed from TRL's own logs.
+"""TRL's GRPOTrainer on bench/grpostep's step, timed step by step.
 
 The step of bench/grpostep's "full" and "lora" variants, run by TRL 1.16's
 GRPOTrainer on a Hugging Face folder: 4 prompts x G=4 of exactly 80 prompt
