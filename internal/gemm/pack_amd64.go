@@ -17,9 +17,18 @@ func packA12AVX512(n16 int, src *float32, rs int, dst *float32)
 //go:noescape
 func packA12TAVX512(kc int, src *float32, cs int, dst *float32)
 
+//go:noescape
+func packA6AVX(n4 int, src *float32, rs int, dst *float32)
+
+//go:noescape
+func packA6TAVX(kc int, src *float32, cs int, dst *float32)
+
 func init() {
 	if cpu.X86.HasAVX512F {
 		packA12Fast, packA12TFast = packA12AVX512, packA12TAVX512
+	}
+	if cpu.X86.HasAVX {
+		packA6Fast, packA6TFast = packA6AVX, packA6TAVX
 	}
 }
 

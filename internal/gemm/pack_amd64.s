@@ -433,3 +433,71 @@ loop:
 	JNZ loop
 	VZEROUPPER
 	RET
+
+// func packA6AVX(n4 int, src *float32, rs int, dst *float32)
+// For q < 4*n4 and i < 6: dst[q*6+i] = src[i*rs+q]: a full 6-row panel of
+// a row-major A (the AVX2 kernels'), four columns at a time: rows 0–3 by
+// a 4×4 unpack transpose, rows 4–5 by one unpack into 8-byte pairs.
+TEXT ·packA6AVX(SB), NOSPLIT, $0-32
+	MOVQ n4+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ rs+16(FP), R8
+	SHLQ $2, R8
+	MOVQ dst+24(FP), DI
+	LEAQ (SI)(R8*1), R9
+	LEAQ (SI)(R8*2), R10
+	LEAQ (R9)(R8*2), R11
+	LEAQ (R10)(R8*2), R12
+	LEAQ (R11)(R8*2), R13
+	XORQ DX, DX
+loop:
+	VMOVUPS (SI)(DX*1), X0
+	VMOVUPS (R9)(DX*1), X1
+	VMOVUPS (R10)(DX*1), X2
+	VMOVUPS (R11)(DX*1), X3
+	VMOVUPS (R12)(DX*1), X4
+	VMOVUPS (R13)(DX*1), X5
+	VUNPCKLPS X1, X0, X6
+	VUNPCKHPS X1, X0, X7
+	VUNPCKLPS X3, X2, X8
+	VUNPCKHPS X3, X2, X9
+	VUNPCKLPS X5, X4, X10
+	VUNPCKHPS X5, X4, X11
+	VUNPCKLPD X8, X6, X12
+	VUNPCKHPD X8, X6, X13
+	VUNPCKLPD X9, X7, X14
+	VUNPCKHPD X9, X7, X15
+	VMOVUPS X12, (DI)
+	VMOVQ X10, 16(DI)
+	VMOVUPS X13, 24(DI)
+	VMOVHPS X10, 40(DI)
+	VMOVUPS X14, 48(DI)
+	VMOVQ X11, 64(DI)
+	VMOVUPS X15, 72(DI)
+	VMOVHPS X11, 88(DI)
+	ADDQ $16, DX
+	ADDQ $96, DI
+	DECQ CX
+	JNZ loop
+	RET
+
+// func packA6TAVX(kc int, src *float32, cs int, dst *float32)
+// For q < kc and i < 6: dst[q*6+i] = src[q*cs+i]: a full 6-row panel of a
+// transposed A (its 6 rows contiguous in each column), a 16- and an 8-byte
+// move per column.
+TEXT ·packA6TAVX(SB), NOSPLIT, $0-32
+	MOVQ kc+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ cs+16(FP), R8
+	SHLQ $2, R8
+	MOVQ dst+24(FP), DI
+loopT:
+	VMOVUPS (SI), X0
+	VMOVQ 16(SI), X1
+	VMOVUPS X0, (DI)
+	VMOVQ X1, 16(DI)
+	ADDQ R8, SI
+	ADDQ $24, DI
+	DECQ CX
+	JNZ loopT
+	RET
