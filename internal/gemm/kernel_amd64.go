@@ -11,7 +11,7 @@ import "golang.org/x/sys/cpu"
 func registerArch() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		kernels.Add(&kernel{impl: AVX2, mr: 6, nr: 16, rows: kernAVX2Rows[:],
-			packT: gatherPacker(16, packT16AVX2), dot: dotAVX2Rows[:]})
+			packT: packT16, dot: dotAVX2Rows[:]})
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasFMA {
 		kernels.Add(&kernel{impl: AVX512, mr: 12, nr: 32, rows: kernAVX512Rows[:],

@@ -58,6 +58,32 @@ func gatherPacker(nr int, gather func(kc int, src *float32, idx *int32, dst *flo
 }
 
 //go:noescape
+func packT16TrAVX2(n8 int, src *float32, cs int, dst *float32)
+
+// gather16 packs 16-column panels by gathers.
+var gather16 = gatherPacker(16, packT16AVX2)
+
+// packT16 is the AVX2 kernels' packT: eight rows of the panel at a time
+// by register transposes of contiguous loads (Zen 3's gathers cost
+// several times more), the last kc%8 rows by gathers.
+func packT16(dst, src []float32, cs, kc int) bool {
+	if kc <= 0 || cs > math.MaxInt32/(4*16) {
+		return false
+	}
+	n8 := kc / 8
+	if packTGatherOnly || n8 == 0 {
+		return gather16(dst, src, cs, kc)
+	}
+	_ = dst[kc*16-1]
+	_ = src[15*cs+kc-1]
+	packT16TrAVX2(n8, &src[0], cs, &dst[0])
+	if q0 := 8 * n8; q0 < kc {
+		return gather16(dst[q0*16:], src[q0:], cs, kc-q0)
+	}
+	return true
+}
+
+//go:noescape
 func packT32TrAVX512(n16 int, src *float32, cs int, dst *float32)
 
 // gather32 packs 32-column panels by gathers.

@@ -501,3 +501,81 @@ loopT:
 	DECQ CX
 	JNZ loopT
 	RET
+
+// func packT16TrAVX2(n8 int, src *float32, cs int, dst *float32)
+// For q < 8*n8 and j < 16: dst[q*16+j] = src[j*cs+q]: a 16-column panel of
+// a transposed B (the AVX2 kernels'), eight rows of the panel at a time,
+// each half of its columns transposed in registers (the 8×8
+// unpack/shuffle/lane-permute network) from eight contiguous loads: no
+// gathers.
+TEXT ·packT16TrAVX2(SB), NOSPLIT, $0-32
+	MOVQ n8+0(FP), AX
+	MOVQ src+8(FP), SI
+	MOVQ cs+16(FP), R8
+	SHLQ $2, R8
+	MOVQ dst+24(FP), DI
+	LEAQ (R8)(R8*2), R9
+	LEAQ (SI)(R8*4), BX
+	MOVQ $0, R10
+half:
+	// Columns 0–3 from SI and 4–7 from BX, then (R10 = 1) 8–15.
+	MOVQ AX, R11
+	MOVQ DI, R12
+	MOVQ SI, R13
+	MOVQ BX, CX
+loopT16:
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	VMOVUPS (CX), Y4
+	VMOVUPS (CX)(R8*1), Y5
+	VMOVUPS (CX)(R8*2), Y6
+	VMOVUPS (CX)(R9*1), Y7
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	VMOVUPS Y8, (R12)
+	VMOVUPS Y9, 64(R12)
+	VMOVUPS Y10, 128(R12)
+	VMOVUPS Y11, 192(R12)
+	VMOVUPS Y12, 256(R12)
+	VMOVUPS Y13, 320(R12)
+	VMOVUPS Y14, 384(R12)
+	VMOVUPS Y15, 448(R12)
+	ADDQ $32, R13
+	ADDQ $32, CX
+	ADDQ $512, R12
+	DECQ R11
+	JNZ loopT16
+	TESTQ R10, R10
+	JNZ done16
+	MOVQ $1, R10
+	LEAQ (SI)(R8*8), SI
+	LEAQ (BX)(R8*8), BX
+	ADDQ $32, DI
+	JMP half
+done16:
+	VZEROUPPER
+	RET
