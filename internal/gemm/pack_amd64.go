@@ -60,56 +60,43 @@ func gatherPacker(nr int, gather func(kc int, src *float32, idx *int32, dst *flo
 //go:noescape
 func packT16TrAVX2(n8 int, src *float32, cs int, dst *float32)
 
-// gather16 packs 16-column panels by gathers.
-var gather16 = gatherPacker(16, packT16AVX2)
-
 // packT16 is the AVX2 kernels' packT: eight rows of the panel at a time
-// by register transposes of contiguous loads (Zen 3's gathers cost
-// several times more), the last kc%8 rows by gathers.
-func packT16(dst, src []float32, cs, kc int) bool {
-	if kc <= 0 || cs > math.MaxInt32/(4*16) {
-		return false
-	}
-	n8 := kc / 8
-	if packTGatherOnly || n8 == 0 {
-		return gather16(dst, src, cs, kc)
-	}
-	_ = dst[kc*16-1]
-	_ = src[15*cs+kc-1]
-	packT16TrAVX2(n8, &src[0], cs, &dst[0])
-	if q0 := 8 * n8; q0 < kc {
-		return gather16(dst[q0*16:], src[q0:], cs, kc-q0)
-	}
-	return true
-}
+// by register transposes of contiguous loads (Zen 3's gathers cost about
+// twice as much), the last kc%8 rows by gathers.
+var packT16 = transposingPacker(16, 8, packT16TrAVX2, gatherPacker(16, packT16AVX2))
 
 //go:noescape
 func packT32TrAVX512(n16 int, src *float32, cs int, dst *float32)
 
-// gather32 packs 32-column panels by gathers.
-var gather32 = gatherPacker(32, packT32AVX512)
-
-// packTGatherOnly makes packT32 gather every row (benchmarks compare).
+// packTGatherOnly makes the transposing packers gather every row
+// (benchmarks compare).
 var packTGatherOnly bool
 
 // packT32 is the AVX-512 kernels' packT: sixteen rows of the panel at a
 // time by register transposes of contiguous loads (about a third of the
 // gathers' cost on the forward products' weights), the last kc%16 rows
 // by gathers.
-func packT32(dst, src []float32, cs, kc int) bool {
-	gather := gather32
-	if kc <= 0 || cs > math.MaxInt32/(4*32) {
-		return false
+var packT32 = transposingPacker(32, 16, packT32TrAVX512, gatherPacker(32, packT32AVX512))
+
+// transposingPacker returns a packT for nr-column panels that packs
+// block rows of the panel at a time with transpose (n counts blocks) and
+// the last kc%block rows, or all of them under packTGatherOnly, with
+// gather.
+func transposingPacker(nr, block int, transpose func(n int, src *float32, cs int, dst *float32), gather packTFunc) packTFunc {
+	return func(dst, src []float32, cs, kc int) bool {
+		if kc <= 0 || cs > math.MaxInt32/(4*nr) {
+			return false
+		}
+		n := kc / block
+		if packTGatherOnly || n == 0 {
+			return gather(dst, src, cs, kc)
+		}
+		_ = dst[kc*nr-1]
+		_ = src[(nr-1)*cs+kc-1]
+		transpose(n, &src[0], cs, &dst[0])
+		if q0 := block * n; q0 < kc {
+			return gather(dst[q0*nr:], src[q0:], cs, kc-q0)
+		}
+		return true
 	}
-	n16 := kc / 16
-	if packTGatherOnly || n16 == 0 {
-		return gather(dst, src, cs, kc)
-	}
-	_ = dst[kc*32-1]
-	_ = src[31*cs+kc-1]
-	packT32TrAVX512(n16, &src[0], cs, &dst[0])
-	if q0 := 16 * n16; q0 < kc {
-		return gather(dst[q0*32:], src[q0:], cs, kc-q0)
-	}
-	return true
 }
