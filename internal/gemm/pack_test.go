@@ -13,8 +13,11 @@ import (
 // the vector packers leave to Go and row strides wider than the depth.
 func TestPackAFull(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
-	for _, mr := range []int{6, 12} {
-		pack := map[int]func(panel, src []float32, rs, kc int){6: packA6, 12: packA12}[mr]
+	for _, c := range []struct {
+		mr   int
+		pack func(panel, src []float32, rs, kc int)
+	}{{6, packA6}, {12, packA12}} {
+		mr, pack := c.mr, c.pack
 		for _, kc := range []int{1, 3, 4, 5, 15, 16, 17, 31, 32, 47, 100, 576} {
 			for _, extra := range []int{0, 3, 64} {
 				rs := kc + extra
