@@ -91,8 +91,10 @@
 //
 // # Generation
 //
-// Generate left-pads the prompts to a length bucket (16, 32, ... 256, then
-// multiples of 256), prefills once, shares each prompt's KV cache among its
+// Generate left-pads the prompts to a length bucket (16, 32, then four
+// sizes an octave: 40, 48, 56, 64, 80, …; a power of two where the cache
+// would pass 640 slots, which keeps the bits of long generations as they
+// were), prefills once, shares each prompt's KV cache among its
 // NumGenerations completions, and runs one compiled decode step per token
 // over a fixed-size cache written with Where(Iota == pos, new, cache)
 // (DynamicUpdateSlice on backends that have it). On the go backend in

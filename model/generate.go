@@ -13,6 +13,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/grpokit/grpokit/internal/pad"
 )
 
 // Sampling holds the settings that pick each next token, shared by
@@ -122,11 +124,31 @@ func bucket(n int) int {
 	return b
 }
 
+// promptBucket is the padded prompt length of a prefill of prompts of up
+// to n tokens with maxNew new tokens: 16, 32, then four sizes an octave
+// (pad.Bucket, the training batches' buckets), so that padding adds at
+// most a quarter (a power of two padded an 80-token prompt to 128 and a
+// 161-token one to 256, and prefill is most of a short generation). The
+// extra left padding is masked out and adds exact zeros, which changes no
+// bits while every sum along the KV cache is one chain (sharedMaxContext
+// slots); where the power of two's cache would be longer than
+// that, the power of two stays, so that generation gives the bits it gave
+// before (TestPromptBucketKeepsBits).
+func promptBucket(n, maxNew int) int {
+	if old := bucket(n); powerOfTwoPrompts || bucket(old+maxNew) > sharedMaxContext {
+		return old
+	}
+	return max(16, pad.Bucket(n, 0))
+}
+
+// powerOfTwoPrompts, for tests, pads every prompt to the power of two.
+var powerOfTwoPrompts bool
+
 // CacheSlots returns the KV-cache slots per row that Generate allocates
 // for prompts of up to promptLen tokens and maxNew new tokens: the prompt
 // length bucketed, plus maxNew, bucketed again (the memory planner sizes
 // generation's KV cache with it).
-func CacheSlots(promptLen, maxNew int) int { return bucket(bucket(promptLen) + maxNew) }
+func CacheSlots(promptLen, maxNew int) int { return bucket(promptBucket(promptLen, maxNew) + maxNew) }
 
 // Generate completes each prompt (token ids, without padding)
 // NumGenerations times with a fixed-size KV cache: one prefill, then one
@@ -144,7 +166,7 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int, cfg GenerateConfi
 	for _, p := range prompts {
 		maxLen = max(maxLen, len(p))
 	}
-	Tp := bucket(maxLen)
+	Tp := promptBucket(maxLen, cfg.MaxNewTokens)
 	S := CacheSlots(maxLen, cfg.MaxNewTokens)
 	batch := LeftPad(prompts, cfg.PadID, Tp)
 	ids, mask, pos, err := batch.tensors(m.cfg.VocabSize)
