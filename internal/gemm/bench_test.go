@@ -270,12 +270,13 @@ func BenchmarkStridedKernel(b *testing.B) {
 	}
 	mr := len(kern.strided) - 1
 	a := make([]float32, mr*k)
-	panel := make([]float32, k*stridedNR)
-	c := make([]float32, mr*stridedNR)
+	nr := kern.stridedNR
+	panel := make([]float32, k*nr)
+	c := make([]float32, mr*nr)
 	f := kern.strided[mr]
 	cpu0 := cpuSeconds()
 	for b.Loop() {
-		f(k, &a[0], k, &panel[0], &c[0], stridedNR, 0)
+		f(k, &a[0], k, &panel[0], &c[0], nr, 0)
 	}
-	report(b, 2*float64(mr*stridedNR*k), cpuSeconds()-cpu0)
+	report(b, 2*float64(mr*nr*k), cpuSeconds()-cpu0)
 }

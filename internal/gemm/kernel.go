@@ -37,8 +37,11 @@ type kernel struct {
 	packT  packTFunc   // optional fast packing of full transposed B panels
 	dot    []dotKernel // optional: dot[r] for r < len(dot) rows of A·Bᵀ (see dot.go)
 	// strided is optional: strided[r] for r < len(strided) rows of W in
-	// W·xᵀ (see strided.go).
-	strided []stridedKernel
+	// W·xᵀ (see strided.go), on panels of stridedNR rows of x, for
+	// products with stridedMin to stridedMaxRows rows of x.
+	strided    []stridedKernel
+	stridedNR  int
+	stridedMin int
 }
 
 // packTFunc packs one full nr-column panel of a transposed B (see packB)

@@ -126,3 +126,24 @@ func kernTAVX512_11(k int, a *float32, lda int, b *float32, c *float32, ldc int,
 
 //go:noescape
 func kernTAVX512_12(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
+
+// kernTAVX2Rows[r] is the strided-A 16-column kernel for an r-row tile (W·xᵀ).
+var kernTAVX2Rows = [...]stridedKernel{nil, kernTAVX2_1, kernTAVX2_2, kernTAVX2_3, kernTAVX2_4, kernTAVX2_5, kernTAVX2_6}
+
+//go:noescape
+func kernTAVX2_1(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
+
+//go:noescape
+func kernTAVX2_2(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
+
+//go:noescape
+func kernTAVX2_3(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
+
+//go:noescape
+func kernTAVX2_4(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
+
+//go:noescape
+func kernTAVX2_5(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
+
+//go:noescape
+func kernTAVX2_6(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)

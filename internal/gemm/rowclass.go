@@ -18,7 +18,7 @@ func RowClass(m int) int {
 		// Packed GEMM for every B (the dot path needs a transposed B and
 		// few rows; without dot kernels nothing else takes a product).
 		return 2
-	case k.strided != nil && m >= stridedMinRows:
+	case k.strided != nil && m >= stridedFrom(k):
 		// A transposed float32 B goes to the strided kernels, a transposed
 		// Lowp B to the dot kernels, any other B to the packed GEMM: the
 		// same choice for every m of the range.

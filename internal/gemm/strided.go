@@ -9,28 +9,43 @@ import "unsafe"
 // costs a pass over the weights per call. The strided kernels compute the
 // transpose instead, Cᵀ = W·xᵀ: W's rows are the tile's rows, read in place
 // (one broadcast per element, 32 FMAs each), and xᵀ is one packed 32-wide
-// panel that stays in L2, so the product runs at the packed kernel's speed
-// with no packing of the weights. Each 12×32 tile of Cᵀ goes through an L1
-// scratch tile into C.
+// panel (two 16-wide ones on AVX2) that stays in L2, so the product runs at
+// the packed kernel's speed with no packing of the weights. Each 12×32
+// (6×16) tile of Cᵀ goes through an L1 scratch tile into C. AVX2 takes the
+// same rows as AVX-512 (17–32), although one 16-wide panel would serve
+// 13–16 faster than its dot kernels: the row classes (RowClass) stay the
+// same on both, and a decode batch of 16 can still shrink to 12 and 8 as
+// its rows finish.
 
-// stridedKernel sets C[i*ldc+j] (+)= Σ_{p<k} A[i*lda+p]·B[p*32+j] for i <
-// rows (fixed per function) and j < 32; A's rows are read in place, B is a
-// packed 32-wide panel.
+// stridedKernel sets C[i*ldc+j] (+)= Σ_{p<k} A[i*lda+p]·B[p*nr+j] for i <
+// rows (fixed per function) and j < nr (the family's stridedNR: 32 for
+// AVX-512, 16 for AVX2); A's rows are read in place, B is a packed nr-wide
+// panel.
 type stridedKernel func(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)
 
-// stridedNR is the strided kernels' panel width: the most rows of x.
-const stridedNR = 32
+// stridedMaxRows is the most rows of x the strided path takes: one 32-wide
+// panel on AVX-512, two 16-wide ones on AVX2 (each tile of W, in L1, is
+// multiplied by both before the next is read).
+const stridedMaxRows = 32
 
-// stridedMinRows is the fewest rows of A that take the strided path (below
-// it, most of the 32 lanes would multiply padding). A variable so tests and
-// benchmarks can move it; above stridedNR nothing takes it.
-var stridedMinRows = 17
+// stridedMinRows, when positive, replaces the families' fewest rows of A
+// for the strided path (kernel.stridedMin: below it most of a panel's
+// lanes would multiply padding). Tests and benchmarks move it.
+var stridedMinRows = 0
+
+// stridedFrom is the fewest rows of A that take kern's strided path.
+func stridedFrom(kern *kernel) int {
+	if stridedMinRows > 0 {
+		return stridedMinRows
+	}
+	return kern.stridedMin
+}
 
 // useStrided reports whether the product of an m-row A and b goes to the
 // strided kernels: B must be a transposed float32 matrix (W's rows
 // contiguous).
 func useStrided(kern *kernel, m int, b Mat) bool {
-	return kern.strided != nil && m >= stridedMinRows && m <= stridedNR && b.RS == 1 && b.Q == nil
+	return kern.strided != nil && m >= stridedFrom(kern) && m <= stridedMaxRows && b.RS == 1 && b.Q == nil
 }
 
 // stridedOne computes C = A[bi]·B[bi] as (B[bi]ᵀ·A[bi]ᵀ)ᵀ on nt goroutines,
@@ -39,10 +54,14 @@ func stridedOne(kern *kernel, nt, m, n, k int, a, b Mat, bi int, c []float32) {
 	aOff, bOff := a.start(bi), b.start(bi)
 	ws := getWork()
 	defer putWork(ws)
-	// xᵀ as a k×32 panel: B'[p][j] = A[j][p], zero for j ≥ m.
-	ws.b = grow(ws.b, k*stridedNR)
-	panel := ws.b
-	packB(kern.packT, panel, a.Data, aOff, a.CS, a.RS, k, m, stridedNR, 0, 1)
+	// xᵀ as k×nr panels: panel q holds B'[p][j] = A[q·nr+j][p], zero for
+	// q·nr+j ≥ m.
+	nr := kern.stridedNR
+	panels := (m + nr - 1) / nr
+	ws.b = grow(ws.b, panels*k*nr)
+	for q := range panels {
+		packB(kern.packT, ws.b[q*k*nr:], a.Data, aOff+q*nr*a.RS, a.CS, a.RS, k, min(nr, m-q*nr), nr, 0, 1)
+	}
 	if 2*float64(m)*float64(n)*float64(k) < parallelMinFlops {
 		nt = 1
 	}
@@ -51,27 +70,34 @@ func stridedOne(kern *kernel, nt, m, n, k int, a, b Mat, bi int, c []float32) {
 	ldw := b.CS
 	wd := b.Data
 	runSplit(nt, tiles, func(t0, t1 int) {
-		var ct [16 * stridedNR]float32 // ≥ mr·32
+		var ct [stridedTile]float32
 		for t := t0; t < t1; t++ {
 			j0 := t * mr
 			rows := min(mr, n-j0)
-			kern.strided[rows](k, &wd[bOff+j0*ldw], ldw, &panel[0], &ct[0], stridedNR, 0)
-			if !transposeFull12x32(&ct, rows, m, c[j0:], n) {
-				transposeTile(&ct, rows, m, c[j0:], n)
+			for q := range panels {
+				mq := min(nr, m-q*nr)
+				kern.strided[rows](k, &wd[bOff+j0*ldw], ldw, &ws.b[q*k*nr], &ct[0], nr, 0)
+				dst := c[q*nr*n+j0:]
+				if nr != 32 || !transposeFull12x32(&ct, rows, mq, dst, n) {
+					transposeTile(&ct, nr, rows, mq, dst, n)
+				}
 			}
 		}
 	})
 }
 
-// transposeTile writes the rows×m tile ct (row stride stridedNR) into c as
-// its transpose: c[j*ldc+i] = ct[i*stridedNR+j].
-func transposeTile(ct *[16 * stridedNR]float32, rows, m int, c []float32, ldc int) {
+// stridedTile is the scratch tile's size: at least every family's mr·nr.
+const stridedTile = 16 * 32
+
+// transposeTile writes the rows×m tile ct (row stride nr) into c as its
+// transpose: c[j*ldc+i] = ct[i*nr+j].
+func transposeTile(ct *[stridedTile]float32, nr, rows, m int, c []float32, ldc int) {
 	_ = c[(m-1)*ldc+rows-1]
 	p := unsafe.Pointer(&c[0])
 	for j := range m {
 		row := (*[16]float32)(unsafe.Add(p, 4*j*ldc))
 		for i := range rows {
-			row[i] = ct[i*stridedNR+j]
+			row[i] = ct[i*nr+j]
 		}
 	}
 }

@@ -3,6 +3,6 @@
 package gemm
 
 // transposeFull12x32 has no fast form here.
-func transposeFull12x32(ct *[16 * stridedNR]float32, rows, m int, c []float32, ldc int) bool {
+func transposeFull12x32(ct *[stridedTile]float32, rows, m int, c []float32, ldc int) bool {
 	return false
 }

@@ -3,14 +3,14 @@ package gemm
 import "testing"
 
 // TestGemmStrided checks x·Wᵀ products at the strided kernels' row counts
-// (17–32 rows of x) against the float64 reference: every tile height of W
-// (n mod 12), k below, at and past the 16-step unroll, every layout of A,
+// (17 to 32 rows of x, one or two panels) against the float64
+// reference: every tile height of W (n mod 12, mod 6), k below, at and past the 16-step unroll, every layout of A,
 // batches, and products large enough to split over goroutines.
 func TestGemmStrided(t *testing.T) {
 	forEachImpl(t, func(t *testing.T) {
 		forEachStridedMode(func() {
 			seed := uint64(11)
-			for _, m := range []int{1, 3, 17, 24, 31, 32} {
+			for _, m := range []int{1, 3, 16, 17, 24, 31, 32} {
 				for _, n := range []int{1, 5, 12, 13, 25, 47} {
 					for _, k := range []int{1, 7, 15, 16, 17, 33, 100} {
 						la := layouts[int(seed)%len(layouts)]
@@ -34,12 +34,13 @@ func TestStridedTaken(t *testing.T) {
 	if kern.strided == nil {
 		t.Skipf("%v has no strided kernels", kern.impl)
 	}
-	for _, m := range []int{17, 32} {
+	from := stridedFrom(kern)
+	for _, m := range []int{from, 17, 32} {
 		if !useStrided(kern, m, Mat{RS: 1, CS: 576}) {
 			t.Errorf("m=%d x·Wᵀ does not take the strided path", m)
 		}
 	}
-	for _, m := range []int{16, 33} {
+	for _, m := range []int{from - 1, 33} {
 		if useStrided(kern, m, Mat{RS: 1, CS: 576}) {
 			t.Errorf("m=%d takes the strided path", m)
 		}

@@ -57,8 +57,10 @@ func main() {
 			emitDot(&w, s, rows)
 		}
 	}
-	for rows := 1; rows <= stridedMR; rows++ {
-		emitStrided(&w, rows)
+	for _, s := range stridedISAs {
+		for rows := 1; rows <= s.mr; rows++ {
+			emitStrided(&w, s, rows)
+		}
 	}
 	if err := os.WriteFile(*out, w.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
@@ -204,7 +206,9 @@ func writeDecl(path string) {
 		}
 	}
 	writeDotDecl(&w)
-	writeStridedDecl(&w)
+	for _, s := range stridedISAs {
+		writeStridedDecl(&w, s)
+	}
 	if err := os.WriteFile(path, w.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}

@@ -12,11 +12,23 @@ import (
 //
 //	C[i*ldc + j] (+)= Σ_{p<k} A[i*lda + p] · B[p*32 + j]
 //
-// with the same register tiling as the packed 12×32 kernel.
+// with the same register tiling as the family's packed kernel (12×32 for
+// AVX-512, 6×16 for AVX2: two vectors a row).
+type stridedISA struct {
+	name  string // function name prefix
+	mr    int    // most rows of W a tile
+	nr    int    // panel width (rows of x), two vectors
+	vec   string // register prefix: "Z" or "Y"
+	bytes int    // bytes a vector
+	bcast int    // broadcast registers, after the accumulators and B's two
+}
+
+var stridedISAs = []stridedISA{
+	{name: "kernTAVX512", mr: 12, nr: 32, vec: "Z", bytes: 64, bcast: 6},
+	{name: "kernTAVX2", mr: 6, nr: 16, vec: "Y", bytes: 32, bcast: 2},
+}
+
 const (
-	stridedName = "kernTAVX512"
-	stridedMR   = 12
-	stridedNR   = 32
 	// stridedUnroll k steps per loop iteration: 16 floats, one cache line
 	// of each of A's rows, so one prefetch per row per iteration.
 	stridedUnroll = 16
@@ -29,11 +41,13 @@ const (
 //
 // Registers: CX k, AX lda (bytes), SI, BX, R12, R13 point at A's rows 0, 3,
 // 6 and 9 (row i is base(i/3) + (i%3)·lda), DX B, DI C, R9 ldc (bytes),
-// R10 accum, R11 loop counter. Accumulators Z0..Z(2·rows-1), B in Z24 and
-// Z25, broadcasts in Z26..Z31.
-func emitStrided(w *bytes.Buffer, rows int) {
+// R10 accum, R11 loop counter. Accumulators V0..V(2·rows-1), B in the two
+// registers after the largest tile's accumulators (Z24, Z25; Y12, Y13),
+// broadcasts in the ones after those.
+func emitStrided(w *bytes.Buffer, s stridedISA, rows int) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, "\t"+format+"\n", a...) }
-	z := func(i int) string { return fmt.Sprintf("Z%d", i) }
+	z := func(i int) string { return fmt.Sprintf("%s%d", s.vec, i) }
+	b0, b1 := z(2*s.mr), z(2*s.mr+1)
 	bases := []string{"SI", "BX", "R12", "R13"}
 	nb := (rows + 2) / 3
 	addr := func(i, disp int) string {
@@ -46,7 +60,7 @@ func emitStrided(w *bytes.Buffer, rows int) {
 		}
 		return fmt.Sprintf("%d(%s)", disp, b)
 	}
-	fn := fmt.Sprintf("%s_%d", stridedName, rows)
+	fn := fmt.Sprintf("%s_%d", s.name, rows)
 	fmt.Fprintf(w, "\n// func %s(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)\n", fn)
 	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-56\n", fn)
 	p("MOVQ k+0(FP), CX")
@@ -67,21 +81,21 @@ func emitStrided(w *bytes.Buffer, rows int) {
 	}
 	bcn := 0
 	step := func(u int) {
-		p("VMOVUPS %d(DX), Z24", u*4*stridedNR)
-		p("VMOVUPS %d(DX), Z25", u*4*stridedNR+64)
+		p("VMOVUPS %d(DX), %s", u*4*s.nr, b0)
+		p("VMOVUPS %d(DX), %s", u*4*s.nr+s.bytes, b1)
 		for i := 0; i < rows; i++ {
-			r := z(26 + bcn%6)
+			r := z(2*s.mr + 2 + bcn%s.bcast)
 			bcn++
 			p("VBROADCASTSS %s, %s", addr(i, 4*u), r)
-			p("VFMADD231PS Z24, %s, %s", r, z(2*i))
-			p("VFMADD231PS Z25, %s, %s", r, z(2*i+1))
+			p("VFMADD231PS %s, %s, %s", b0, r, z(2*i))
+			p("VFMADD231PS %s, %s, %s", b1, r, z(2*i+1))
 		}
 	}
 	advance := func(steps int) {
 		for b := 0; b < nb; b++ {
 			p("ADDQ $%d, %s", 4*steps, bases[b])
 		}
-		p("ADDQ $%d, DX", 4*stridedNR*steps)
+		p("ADDQ $%d, DX", 4*s.nr*steps)
 	}
 	p("MOVQ CX, R11")
 	p("SHRQ $%d, R11", log2(stridedUnroll))
@@ -111,9 +125,9 @@ func emitStrided(w *bytes.Buffer, rows int) {
 	p("JZ overwrite")
 	for i := 0; i < rows; i++ {
 		p("VADDPS 0(DI), %s, %s", z(2*i), z(2*i))
-		p("VADDPS 64(DI), %s, %s", z(2*i+1), z(2*i+1))
+		p("VADDPS %d(DI), %s, %s", s.bytes, z(2*i+1), z(2*i+1))
 		p("VMOVUPS %s, 0(DI)", z(2*i))
-		p("VMOVUPS %s, 64(DI)", z(2*i+1))
+		p("VMOVUPS %s, %d(DI)", z(2*i+1), s.bytes)
 		p("ADDQ R9, DI")
 	}
 	p("VZEROUPPER")
@@ -121,21 +135,21 @@ func emitStrided(w *bytes.Buffer, rows int) {
 	fmt.Fprintf(w, "overwrite:\n")
 	for i := 0; i < rows; i++ {
 		p("VMOVUPS %s, 0(DI)", z(2*i))
-		p("VMOVUPS %s, 64(DI)", z(2*i+1))
+		p("VMOVUPS %s, %d(DI)", z(2*i+1), s.bytes)
 		p("ADDQ R9, DI")
 	}
 	p("VZEROUPPER")
 	p("RET")
 }
 
-// writeStridedDecl writes the Go declarations of the strided kernels.
-func writeStridedDecl(w *bytes.Buffer) {
-	fmt.Fprintf(w, "\n// %sRows[r] is the strided-A %d-column kernel for an r-row tile (W·xᵀ).\nvar %sRows = [...]stridedKernel{nil", stridedName, stridedNR, stridedName)
-	for r := 1; r <= stridedMR; r++ {
-		fmt.Fprintf(w, ", %s_%d", stridedName, r)
+// writeStridedDecl writes the Go declarations of one family's strided kernels.
+func writeStridedDecl(w *bytes.Buffer, s stridedISA) {
+	fmt.Fprintf(w, "\n// %sRows[r] is the strided-A %d-column kernel for an r-row tile (W·xᵀ).\nvar %sRows = [...]stridedKernel{nil", s.name, s.nr, s.name)
+	for r := 1; r <= s.mr; r++ {
+		fmt.Fprintf(w, ", %s_%d", s.name, r)
 	}
 	fmt.Fprintf(w, "}\n")
-	for r := 1; r <= stridedMR; r++ {
-		fmt.Fprintf(w, "\n//go:noescape\nfunc %s_%d(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)\n", stridedName, r)
+	for r := 1; r <= s.mr; r++ {
+		fmt.Fprintf(w, "\n//go:noescape\nfunc %s_%d(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)\n", s.name, r)
 	}
 }
