@@ -1,7 +1,5 @@
 package gemm
 
-import "unsafe"
-
 // A decode step at batch 17–32 multiplies a few rows of x by every weight
 // matrix: x·Wᵀ with W stored [out, in]. The dot-product kernels (dot.go)
 // read each W row once but pay a horizontal sum per output and stream all
@@ -92,11 +90,9 @@ const stridedTile = 16 * 32
 // transposeTile writes the rows×m tile ct (row stride nr) into c as its
 // transpose: c[j*ldc+i] = ct[i*nr+j].
 func transposeTile(ct *[stridedTile]float32, nr, rows, m int, c []float32, ldc int) {
-	_ = c[(m-1)*ldc+rows-1]
-	p := unsafe.Pointer(&c[0])
 	for j := range m {
-		row := (*[16]float32)(unsafe.Add(p, 4*j*ldc))
-		for i := range rows {
+		row := c[j*ldc : j*ldc+rows]
+		for i := range row {
 			row[i] = ct[i*nr+j]
 		}
 	}
