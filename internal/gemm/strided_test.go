@@ -3,9 +3,10 @@ package gemm
 import "testing"
 
 // TestGemmStrided checks x·Wᵀ products at the strided kernels' row counts
-// (17 to 32 rows of x, one or two panels) against the float64
-// reference: every tile height of W (n mod 12, mod 6), k below, at and past the 16-step unroll, every layout of A,
-// batches, and products large enough to split over goroutines.
+// (17 to 32 rows of x, one or two panels) against the float64 reference:
+// every tile height of W (n mod 12, mod 6), k below, at and past the
+// 16-step unroll, every layout of A, batches, and products large enough
+// to split over goroutines.
 func TestGemmStrided(t *testing.T) {
 	forEachImpl(t, func(t *testing.T) {
 		forEachStridedMode(func() {

@@ -38,6 +38,14 @@ var isas = []isa{
 	{name: "kernAVX2", mr: 6, nr: 16, vec: "Y", lanes: 8, unrollK: 4},
 }
 
+// registers is how many vector registers the family has.
+func (s isa) registers() int {
+	if s.vec == "Z" {
+		return 32
+	}
+	return 16
+}
+
 func main() {
 	out := flag.String("o", "kernel_amd64.s", "assembly output file")
 	decl := flag.String("decl", "kernel_amd64_decl.go", "Go declarations output file")
@@ -57,7 +65,7 @@ func main() {
 			emitDot(&w, s, rows)
 		}
 	}
-	for _, s := range stridedISAs {
+	for _, s := range isas {
 		for rows := 1; rows <= s.mr; rows++ {
 			emitStrided(&w, s, rows)
 		}
@@ -85,10 +93,7 @@ func emit(w *bytes.Buffer, s isa, rows int) {
 	reg := func(i int) string { return fmt.Sprintf("%s%d", s.vec, i) }
 	b0 := 2 * s.mr
 	bc := b0 + vb // first broadcast register
-	nbc := 16 - bc
-	if s.vec == "Z" {
-		nbc = 32 - bc
-	}
+	nbc := s.registers() - bc
 	p := func(format string, a ...any) { fmt.Fprintf(w, "\t"+format+"\n", a...) }
 	fn := fmt.Sprintf("%s_%d", s.name, rows)
 	fmt.Fprintf(w, "\n// func %s(k int, a, b *float32, ldb int, c *float32, ldc int, accum int)\n", fn)
@@ -206,7 +211,7 @@ func writeDecl(path string) {
 		}
 	}
 	writeDotDecl(&w)
-	for _, s := range stridedISAs {
+	for _, s := range isas {
 		writeStridedDecl(&w, s)
 	}
 	if err := os.WriteFile(path, w.Bytes(), 0o644); err != nil {

@@ -3,30 +3,21 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"strings"
 )
 
 // The strided kernels serve x·Wᵀ with few rows of x (a decode step at batch
 // 17–32) computed as its transpose, W·xᵀ: W's rows are the tile's rows and
-// are read in place (no packing pass over the weights), and xᵀ is one packed
-// 32-wide panel. Each kernel computes, for i < rows and j < 32,
+// are read in place (no packing pass over the weights), and xᵀ is packed in
+// nr-wide panels. Each kernel computes, for i < rows and j < nr,
 //
-//	C[i*ldc + j] (+)= Σ_{p<k} A[i*lda + p] · B[p*32 + j]
+//	C[i*ldc + j] (+)= Σ_{p<k} A[i*lda + p] · B[p*nr + j]
 //
-// with the same register tiling as the family's packed kernel (12×32 for
-// AVX-512, 6×16 for AVX2: two vectors a row).
-type stridedISA struct {
-	name  string // function name prefix
-	mr    int    // most rows of W a tile
-	nr    int    // panel width (rows of x), two vectors
-	vec   string // register prefix: "Z" or "Y"
-	bytes int    // bytes a vector
-	bcast int    // broadcast registers, after the accumulators and B's two
-}
+// with the family's packed register tiling (isa: 12×32 for AVX-512, 6×16
+// for AVX2, two vectors a row), B being a packed nr-wide panel.
 
-var stridedISAs = []stridedISA{
-	{name: "kernTAVX512", mr: 12, nr: 32, vec: "Z", bytes: 64, bcast: 6},
-	{name: "kernTAVX2", mr: 6, nr: 16, vec: "Y", bytes: 32, bcast: 2},
-}
+// stridedName is the strided kernels' function name prefix for s.
+func stridedName(s isa) string { return "kernT" + strings.TrimPrefix(s.name, "kern") }
 
 const (
 	// stridedUnroll k steps per loop iteration: 16 floats, one cache line
@@ -44,10 +35,12 @@ const (
 // R10 accum, R11 loop counter. Accumulators V0..V(2·rows-1), B in the two
 // registers after the largest tile's accumulators (Z24, Z25; Y12, Y13),
 // broadcasts in the ones after those.
-func emitStrided(w *bytes.Buffer, s stridedISA, rows int) {
+func emitStrided(w *bytes.Buffer, s isa, rows int) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, "\t"+format+"\n", a...) }
 	z := func(i int) string { return fmt.Sprintf("%s%d", s.vec, i) }
 	b0, b1 := z(2*s.mr), z(2*s.mr+1)
+	vecBytes := 4 * s.lanes
+	bcast := s.registers() - 2*s.mr - 2
 	bases := []string{"SI", "BX", "R12", "R13"}
 	nb := (rows + 2) / 3
 	addr := func(i, disp int) string {
@@ -60,7 +53,7 @@ func emitStrided(w *bytes.Buffer, s stridedISA, rows int) {
 		}
 		return fmt.Sprintf("%d(%s)", disp, b)
 	}
-	fn := fmt.Sprintf("%s_%d", s.name, rows)
+	fn := fmt.Sprintf("%s_%d", stridedName(s), rows)
 	fmt.Fprintf(w, "\n// func %s(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)\n", fn)
 	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-56\n", fn)
 	p("MOVQ k+0(FP), CX")
@@ -82,9 +75,9 @@ func emitStrided(w *bytes.Buffer, s stridedISA, rows int) {
 	bcn := 0
 	step := func(u int) {
 		p("VMOVUPS %d(DX), %s", u*4*s.nr, b0)
-		p("VMOVUPS %d(DX), %s", u*4*s.nr+s.bytes, b1)
+		p("VMOVUPS %d(DX), %s", u*4*s.nr+vecBytes, b1)
 		for i := 0; i < rows; i++ {
-			r := z(2*s.mr + 2 + bcn%s.bcast)
+			r := z(2*s.mr + 2 + bcn%bcast)
 			bcn++
 			p("VBROADCASTSS %s, %s", addr(i, 4*u), r)
 			p("VFMADD231PS %s, %s, %s", b0, r, z(2*i))
@@ -125,9 +118,9 @@ func emitStrided(w *bytes.Buffer, s stridedISA, rows int) {
 	p("JZ overwrite")
 	for i := 0; i < rows; i++ {
 		p("VADDPS 0(DI), %s, %s", z(2*i), z(2*i))
-		p("VADDPS %d(DI), %s, %s", s.bytes, z(2*i+1), z(2*i+1))
+		p("VADDPS %d(DI), %s, %s", vecBytes, z(2*i+1), z(2*i+1))
 		p("VMOVUPS %s, 0(DI)", z(2*i))
-		p("VMOVUPS %s, %d(DI)", z(2*i+1), s.bytes)
+		p("VMOVUPS %s, %d(DI)", z(2*i+1), vecBytes)
 		p("ADDQ R9, DI")
 	}
 	p("VZEROUPPER")
@@ -135,7 +128,7 @@ func emitStrided(w *bytes.Buffer, s stridedISA, rows int) {
 	fmt.Fprintf(w, "overwrite:\n")
 	for i := 0; i < rows; i++ {
 		p("VMOVUPS %s, 0(DI)", z(2*i))
-		p("VMOVUPS %s, %d(DI)", z(2*i+1), s.bytes)
+		p("VMOVUPS %s, %d(DI)", z(2*i+1), vecBytes)
 		p("ADDQ R9, DI")
 	}
 	p("VZEROUPPER")
@@ -143,13 +136,14 @@ func emitStrided(w *bytes.Buffer, s stridedISA, rows int) {
 }
 
 // writeStridedDecl writes the Go declarations of one family's strided kernels.
-func writeStridedDecl(w *bytes.Buffer, s stridedISA) {
-	fmt.Fprintf(w, "\n// %sRows[r] is the strided-A %d-column kernel for an r-row tile (W·xᵀ).\nvar %sRows = [...]stridedKernel{nil", s.name, s.nr, s.name)
+func writeStridedDecl(w *bytes.Buffer, s isa) {
+	name := stridedName(s)
+	fmt.Fprintf(w, "\n// %sRows[r] is the strided-A %d-column kernel for an r-row tile (W·xᵀ).\nvar %sRows = [...]stridedKernel{nil", name, s.nr, name)
 	for r := 1; r <= s.mr; r++ {
-		fmt.Fprintf(w, ", %s_%d", s.name, r)
+		fmt.Fprintf(w, ", %s_%d", name, r)
 	}
 	fmt.Fprintf(w, "}\n")
 	for r := 1; r <= s.mr; r++ {
-		fmt.Fprintf(w, "\n//go:noescape\nfunc %s_%d(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)\n", s.name, r)
+		fmt.Fprintf(w, "\n//go:noescape\nfunc %s_%d(k int, a *float32, lda int, b *float32, c *float32, ldc int, accum int)\n", name, r)
 	}
 }
