@@ -11,7 +11,8 @@ package backend
 
 import (
 	"runtime"
-	"sync"
+
+	"github.com/grpokit/grpokit/internal/fork"
 )
 
 var (
@@ -41,14 +42,5 @@ func parallelFor(n, work, align int, f func(lo, hi int)) {
 	}
 	chunk := (n + nt - 1) / nt
 	chunk = (chunk + align - 1) / align * align
-	var wg sync.WaitGroup
-	for lo := chunk; lo < n; lo += chunk {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			f(lo, hi)
-		}(lo, min(lo+chunk, n))
-	}
-	f(0, min(chunk, n))
-	wg.Wait()
+	fork.Run((n+chunk-1)/chunk, func(t int) { f(t*chunk, min((t+1)*chunk, n)) })
 }

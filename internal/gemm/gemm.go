@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/grpokit/grpokit/internal/fork"
 )
 
 // Mat is a strided view of a batch of float32 matrices: element (i, j) of
@@ -218,19 +220,10 @@ func checkView(name string, v Mat, batch, rows, cols int) {
 	}
 }
 
-// parallel runs f(0..n-1) on n goroutines (the caller's is one of them).
-func parallel(n int, f func(t int)) {
-	var wg sync.WaitGroup
-	wg.Add(n - 1)
-	for t := 1; t < n; t++ {
-		go func() {
-			defer wg.Done()
-			f(t)
-		}()
-	}
-	f(0)
-	wg.Wait()
-}
+// parallel runs f(0..n-1) on n goroutines (the caller's is one of them),
+// on fork's lingering helpers: a decode step's products are too short for a
+// goroutine start and a thread wake-up each.
+func parallel(n int, f func(t int)) { fork.Run(n, f) }
 
 // one computes C = A[bi]·B[bi] for one matrix of the batch on nt goroutines.
 func one(kern *kernel, ws *work, nt, m, n, k int, a, b Mat, bi int, c []float32) {
