@@ -24,7 +24,6 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/gomlx/gomlx/backends"
@@ -37,6 +36,7 @@ import (
 
 	"github.com/grpokit/grpokit/internal/adamw"
 	"github.com/grpokit/grpokit/internal/backend"
+	"github.com/grpokit/grpokit/internal/fork"
 )
 
 // adamLoops, when false (tests), keeps every update on the graph.
@@ -140,16 +140,7 @@ func sumSquares(xs [][]float32, rows []int) []float64 {
 			sums[i] = adamw.SumSquares(xs[i], rows[i])
 		}
 	}
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(xs)) - 1 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work()
-		}()
-	}
-	work()
-	wg.Wait()
+	fork.Run(min(runtime.GOMAXPROCS(0), len(xs)), func(int) { work() })
 	return sums
 }
 

@@ -5,7 +5,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
+
+	"github.com/grpokit/grpokit/internal/fork"
 )
 
 // sampler chooses every row's next token for Generate. Rows are chosen in
@@ -89,11 +90,7 @@ func (s *sampler) step(logits []float32, out []Completion, next []int32) (done b
 	if workers == 1 {
 		one(0, 0, n)
 	} else {
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Go(func() { one(w, w*n/workers, (w+1)*n/workers) })
-		}
-		wg.Wait()
+		fork.Run(workers, func(w int) { one(w, w*n/workers, (w+1)*n/workers) })
 	}
 	done = true
 	for i := range n {

@@ -19,7 +19,8 @@ package adamw
 import (
 	"math"
 	"runtime"
-	"sync"
+
+	"github.com/grpokit/grpokit/internal/fork"
 )
 
 // Params are the scalars of one AdamW step, as the graph computes them
@@ -59,17 +60,10 @@ func Step(p Params, w, g, m1, m2 []float32) {
 		return
 	}
 	chunk := (n + nt - 1) / nt
-	var wg sync.WaitGroup
-	for lo := chunk; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			step(p, w[lo:hi], g[lo:hi], m1[lo:hi], m2[lo:hi])
-		}()
-	}
-	step(p, w[:chunk], g[:chunk], m1[:chunk], m2[:chunk])
-	wg.Wait()
+	fork.Run((n+chunk-1)/chunk, func(t int) {
+		lo, hi := t*chunk, min((t+1)*chunk, n)
+		step(p, w[lo:hi], g[lo:hi], m1[lo:hi], m2[lo:hi])
+	})
 }
 
 // vecOn, when false (tests), leaves every element to step's Go loop.
