@@ -17,9 +17,10 @@ import (
 
 var (
 	// parallelMinWork is the number of elements (read plus written) an op
-	// must touch before it is split: below it the goroutine start and join
-	// (a few µs) cost more than they save.
-	parallelMinWork = 1 << 16
+	// must touch before it is split: below it the hand-off to fork's
+	// helpers (a microsecond or two while they linger) costs more than it
+	// saves.
+	parallelMinWork = 1 << 14
 	// parallelThreads, when > 0, replaces GOMAXPROCS (tests).
 	parallelThreads = 0
 )
