@@ -115,7 +115,7 @@ func run(args []string, w io.Writer) (err error) {
 	tiny := fs.Bool("tiny", false, "a tiny model instead of SmolLM2-135M's shape (smoke test)")
 	decodeOnly := fs.Bool("decodeonly", false, "only the decode step at the variant's batch against the bandwidth bound (no training)")
 	checkpointing := fs.Bool("gradient-checkpointing", true, "recompute each decoder layer in the backward pass (grpo.Config.GradientCheckpointing; TRL's default, on; -gradient-checkpointing=false keeps the activations)")
-	opTrace := fs.Bool("opstats", false, "trace every op of the timed steps' training parts and print where cores idle, by op (must come before any other use of the go backend in the process)")
+	opTrace := fs.Bool("opstats", false, "trace every op of the timed steps' training parts (with -decodeonly: of one generation) and print where cores idle, by op (must come before any other use of the go backend in the process)")
 	compare := fs.Bool("compare", true, "varlen: also time one generation with finished rows dropped and one with them kept")
 	genOnly := fs.Bool("genonly", false, "only varlen's generation with finished rows dropped against kept, after a first (compiling) round (no training)")
 	if err := fs.Parse(args); err != nil {
@@ -176,7 +176,7 @@ func run(args []string, w io.Writer) (err error) {
 		}
 	}()
 	if *decodeOnly {
-		return reportDecode(w, m, v, bw, *cpuProfile, &res)
+		return reportDecode(w, m, v, bw, *cpuProfile, *opTrace, &res)
 	}
 	var adapter *lora.Adapter
 	if v.lora {
@@ -474,7 +474,9 @@ func printDecode(w io.Writer, v variant, decode, bound float64) {
 // reportDecode is -decodeonly.
 // With profile set it writes a CPU profile of the timed generations (after
 // the warm-up) there.
-func reportDecode(w io.Writer, m *model.Model, v variant, bw bandwidthSpec, profile string, res *results) error {
+// With opTrace it then traces one generation of newTokens tokens and prints
+// its ops per decode step (the prefill's ops included, divided likewise).
+func reportDecode(w io.Writer, m *model.Model, v variant, bw bandwidthSpec, profile string, opTrace bool, res *results) error {
 	fmt.Fprintf(w, "grpokit decode: %d params, %d prompts × G=%d of %d tokens, %d new tokens; gemm kernels %v, GOMAXPROCS=%d, %s\n",
 		m.NumParams(), v.prompts, v.g, v.promptLen, v.newTokens, gemm.Active(), runtime.GOMAXPROCS(0), cpuModel())
 	decode, bound, err := decodeAndBound(w, m, v, bw, profile)
@@ -483,7 +485,32 @@ func reportDecode(w io.Writer, m *model.Model, v variant, bw bandwidthSpec, prof
 	}
 	res.DecodeSeconds, res.DecodeBoundSeconds = decode, bound
 	printDecode(w, v, decode, bound)
+	if opTrace {
+		backend.StartOpTrace()
+		start := time.Now()
+		_, err := m.Generate(context.Background(), decodePrompts(m, v), decodeConfig(v, v.newTokens))
+		win := window{start, time.Now()}
+		events := backend.StopOpTrace()
+		if err != nil {
+			return err
+		}
+		printOpStatsPer(w, events, []window{win}, runtime.GOMAXPROCS(0), "generation", "decode step", v.newTokens, 100*time.Microsecond)
+	}
 	return nil
+}
+
+// decodePrompts are decodeStep's prompts: v.prompts rows of v.promptLen ids.
+func decodePrompts(m *model.Model, v variant) [][]int {
+	prompts := make([][]int, v.prompts)
+	for i := range prompts {
+		prompts[i] = promptIDs(1000+i, v.promptLen, m.Config().VocabSize)
+	}
+	return prompts
+}
+
+// decodeConfig samples n forced tokens for each of v.g rows a prompt.
+func decodeConfig(v variant, n int) model.GenerateConfig {
+	return model.GenerateConfig{MaxNewTokens: n, MinNewTokens: n, NumGenerations: v.g, Sampling: model.Sampling{Temperature: 1}, Seed: 1}
 }
 
 // decodeStep returns the median time of one decode step at batch
@@ -491,14 +518,10 @@ func reportDecode(w io.Writer, m *model.Model, v variant, bw bandwidthSpec, prof
 // with newTokens forced tokens minus Generate with 1 (the same prefill),
 // divided by newTokens−1.
 func decodeStep(m *model.Model, v variant, profile string) (wall, cpu float64, err error) {
-	prompts := make([][]int, v.prompts)
-	for i := range prompts {
-		prompts[i] = promptIDs(1000+i, v.promptLen, m.Config().VocabSize)
-	}
+	prompts := decodePrompts(m, v)
 	gen := func(n int) (float64, float64, error) {
 		t0, c0 := time.Now(), cpuTime()
-		_, err := m.Generate(context.Background(), prompts, model.GenerateConfig{
-			MaxNewTokens: n, MinNewTokens: n, NumGenerations: v.g, Sampling: model.Sampling{Temperature: 1}, Seed: 1})
+		_, err := m.Generate(context.Background(), prompts, decodeConfig(v, n))
 		return time.Since(t0).Seconds(), cpuTime() - c0, err
 	}
 	if _, _, err := gen(v.newTokens); err != nil { // warm-up

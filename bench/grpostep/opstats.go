@@ -115,10 +115,17 @@ func opStats(events []backend.OpEvent, windows []window, procs int) (rows []opRo
 // printOpStats writes the table, per step (n windows), rows with at least
 // 1 ms of idle core time or wall time per step.
 func printOpStats(w io.Writer, events []backend.OpEvent, windows []window, procs int) {
+	printOpStatsPer(w, events, windows, procs, "training part", "step", len(windows), time.Millisecond)
+}
+
+// printOpStatsPer prints the op table of the windows (what they are),
+// every figure divided by per units of unit; ops whose wall or idle time a
+// unit is below least are left out of the table (not the total).
+func printOpStatsPer(w io.Writer, events []backend.OpEvent, windows []window, procs int, what, unit string, per int, least time.Duration) {
 	rows, total := opStats(events, windows, procs)
-	n := time.Duration(max(len(windows), 1))
+	n := time.Duration(max(per, 1))
 	ms := func(d time.Duration) float64 { return float64(d/n) / 1e6 }
-	fmt.Fprintf(w, "\nop trace of the training part (%d steps, per step; idle = %d·wall − CPU, core-ms):\n\n", len(windows), procs)
+	fmt.Fprintf(w, "\nop trace of the %s (%d %ss, per %s; idle = %d·wall − CPU, core-ms):\n\n", what, per, unit, unit, procs)
 	fmt.Fprintf(w, "| %-48s | %7s | %9s | %9s | %9s | %6s | %10s |\n", "op (output elements)", "ops", "wall ms", "CPU ms", "idle ms", "busy", "mean elems")
 	fmt.Fprintf(w, "|%s|%s|%s|%s|%s|%s|%s|\n", dashes(50), dashes(9), dashes(11), dashes(11), dashes(11), dashes(8), dashes(12))
 	line := func(r opRow) {
@@ -133,7 +140,7 @@ func printOpStats(w io.Writer, events []backend.OpEvent, windows []window, procs
 			ms(r.wall), ms(r.cpu), ms(time.Duration(procs)*r.wall-r.cpu), 100*busy, mean)
 	}
 	for _, r := range rows {
-		if idle := time.Duration(procs)*r.wall - r.cpu; idle/n >= time.Millisecond || r.wall/n >= time.Millisecond {
+		if idle := time.Duration(procs)*r.wall - r.cpu; idle/n >= least || r.wall/n >= least {
 			line(r)
 		}
 	}
@@ -149,7 +156,7 @@ func printOpStats(w io.Writer, events []backend.OpEvent, windows []window, procs
 	for _, w := range windows {
 		trainWall += w.end.Sub(w.start)
 	}
-	fmt.Fprintf(w, "training part wall: %.1f ms per step\n", ms(trainWall))
+	fmt.Fprintf(w, "%s wall: %.1f ms per %s\n", what, ms(trainWall), unit)
 	if total.overlapping {
 		fmt.Fprintf(w, "ops overlapped (parallel execution): per-op CPU is shared between the ops running together; only the total is exact\n")
 	}

@@ -51,4 +51,12 @@ func TestOpStats(t *testing.T) {
 	if !strings.Contains(out.String(), "| Mul <4K") || !strings.Contains(out.String(), "training part wall: 30.0 ms") {
 		t.Errorf("table:\n%s", out.String())
 	}
+	// Per decode step (10 of them in the window), with a 0.1 ms floor: the
+	// Mul row (0.6 ms wall a step) is shown, the figures divided by 10.
+	out.Reset()
+	printOpStatsPer(&out, events, []window{{at(0), at(30)}}, 2, "generation", "decode step", 10, 100*time.Microsecond)
+	if !strings.Contains(out.String(), "per decode step") || !strings.Contains(out.String(), "generation wall: 3.0 ms per decode step") ||
+		!strings.Contains(out.String(), "| Mul <4K") {
+		t.Errorf("decode table:\n%s", out.String())
+	}
 }

@@ -202,12 +202,16 @@ var decodeSteps = []struct {
 	{"lmhead_32x576x49152", 32, 576, 49152},
 }
 
+// benchDecodeRows replaces decodeSteps' 32 rows of x in BenchmarkGemmDecode32.
+var benchDecodeRows = flag.Int("gemm.decoderows", 32, "rows of x in BenchmarkGemmDecode32's products")
+
 // BenchmarkGemmDecode32 runs decodeSteps with the weights cycling through
 // copies that together exceed the last-level cache, as a decode step reads
 // each weight once from memory (-gemm.strided 0 turns the strided path
-// off, -gemm.dot 0 the dot path).
+// off, -gemm.dot 0 the dot path, -gemm.decoderows sets the batch).
 func BenchmarkGemmDecode32(b *testing.B) {
 	for _, s := range decodeSteps {
+		s.m = *benchDecodeRows
 		b.Run(s.name, func(b *testing.B) {
 			copies := max(1, (256<<20)/(4*s.k*s.n))
 			a := Mat{Data: make([]float32, s.m*s.k), RS: s.k, CS: 1}
