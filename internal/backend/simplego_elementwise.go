@@ -67,7 +67,8 @@ var (
 )
 
 // FastElementwise reports whether the float32 element-wise ops (Add, Sub,
-// Mul, Div, Max, Min, Pow, Equal, Exp, Logistic, Sqrt, Neg, Where), BroadcastInDim,
+// Mul, Div, Max, Min, Pow, Equal, Exp, Logistic, Sqrt, Neg, Where, bool to
+// float32 conversion), BroadcastInDim, Slice,
 // ScatterSum of whole rows (KV-cache writes),
 // reductions and Transpose of the "go" backend run on
 // grpokit's executors (nil) or on SimpleGo's own (the error says why). It
@@ -103,6 +104,8 @@ var fastOps = map[backends.OpType]nodeExecutor{
 	backends.OpTypeNeg:            unaryExec(backends.OpTypeNeg, neg32),
 	backends.OpTypeWhere:          withFused(whereExec),
 	backends.OpTypeScatterSum:     scatterRowsExec,
+	backends.OpTypeConvertDType:   convertBoolExec,
+	backends.OpTypeSlice:          sliceExec,
 }
 
 // installFastOps puts the executors of fastOps in place; New calls it when

@@ -361,3 +361,132 @@ func checkReuse(t *testing.T, b *simplego.Backend, name string, own []bool, ld, 
 		sameBits(t, bufferFlat(t, b, rb), r)
 	}
 }
+
+// TestConvertBoolExecutor checks bool → float32 against SimpleGo's own
+// conversion, below and above the size that splits it over the cores, and
+// that other conversions are left to SimpleGo.
+func TestConvertBoolExecutor(t *testing.T) {
+	b := fastBackend(t)
+	r := rand.New(rand.NewPCG(5, 5))
+	stock := fastOpsStock[backends.OpTypeConvertDType]
+	for _, dims := range [][]int{{7}, {3, 40000}} {
+		in := make([]bool, size(dims))
+		for i := range in {
+			in[i] = r.IntN(5) == 0
+		}
+		buf := func() *simplego.Buffer {
+			x, err := b.BufferFromFlatData(0, slices.Clone(in), shapes.Make(dtypes.Bool, dims...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return x.(*simplego.Buffer)
+		}
+		node := fakeNode(backends.OpTypeConvertDType, shapes.Make(dtypes.Float32, dims...), nil)
+		want, err := stock(b, node, []*simplego.Buffer{buf()}, []bool{false})
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := fastOpsCalls.Load()
+		out, err := convertBoolExec(b, node, []*simplego.Buffer{buf()}, []bool{true})
+		if err != nil || fastOpsCalls.Load() == calls {
+			t.Fatalf("%v: err=%v, hook ran: %v", dims, err, fastOpsCalls.Load() != calls)
+		}
+		sameBits(t, bufferFlat(t, b, out), bufferFlat(t, b, want))
+	}
+	ints, err := b.BufferFromFlatData(0, []int32{1, 0, 3}, shapes.Make(dtypes.Int32, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := fastOpsCalls.Load()
+	out, err := convertBoolExec(b, fakeNode(backends.OpTypeConvertDType, shapes.Make(dtypes.Float32, 3), nil), []*simplego.Buffer{ints.(*simplego.Buffer)}, []bool{false})
+	if err != nil || fastOpsCalls.Load() != calls {
+		t.Fatalf("int32 → float32: err=%v, hook ran: %v", err, fastOpsCalls.Load() != calls)
+	}
+	if got := bufferFlat(t, b, out); !slices.Equal(got, []float32{1, 0, 3}) {
+		t.Errorf("int32 → float32 = %v", got)
+	}
+}
+
+// TestSliceExecutor checks unit-stride slices against SimpleGo's own, for
+// float32, int32 and bool, below and above the size that splits the copy
+// over the cores, and that strided slices are left to SimpleGo.
+func TestSliceExecutor(t *testing.T) {
+	b := fastBackend(t)
+	r := rand.New(rand.NewPCG(6, 6))
+	stock := fastOpsStock[backends.OpTypeSlice]
+	type params struct{ starts, limits, strides []int }
+	run := func(exec nodeExecutor, in any, dims []int, p params) ([]byte, bool) {
+		t.Helper()
+		dt := dtypes.FromGoType(reflect.TypeOf(in).Elem())
+		buf, err := b.BufferFromFlatData(0, in, shapes.Make(dt, dims...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		od := make([]int, len(dims))
+		for a := range od {
+			od[a] = (p.limits[a] - p.starts[a] + p.strides[a] - 1) / p.strides[a]
+		}
+		// A real Slice node (its parameters are SimpleGo's own struct).
+		bld := b.Builder("slice")
+		x, err := bld.Parameter("x", shapes.Make(dt, dims...), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op, err := bld.Slice(x, p.starts, p.limits, p.strides)
+		if err != nil {
+			t.Fatal(err)
+		}
+		node := op.(*simplego.Node)
+		if !nodeShape(node).Equal(shapes.Make(dt, od...)) {
+			t.Fatalf("slice node shape %v, want %v", nodeShape(node), od)
+		}
+		calls := fastOpsCalls.Load()
+		out, err := exec(b, node, []*simplego.Buffer{buf.(*simplego.Buffer)}, []bool{false})
+		if err != nil {
+			t.Fatal(err)
+		}
+		flat, _ := b.BufferData(out)
+		v := reflect.ValueOf(flat)
+		bytes := unsafe.Slice((*byte)(v.UnsafePointer()), v.Len()*int(v.Type().Elem().Size()))
+		return slices.Clone(bytes), fastOpsCalls.Load() != calls
+	}
+	for i := range 40 {
+		rank := 1 + i%4
+		dims := make([]int, rank)
+		p := params{make([]int, rank), make([]int, rank), make([]int, rank)}
+		for a := range dims {
+			dims[a] = 1 + r.IntN(9)
+			if i%5 == 0 && a == rank-1 {
+				dims[a] = 5000 // large enough to split
+			}
+			p.starts[a] = r.IntN(dims[a])
+			p.limits[a] = p.starts[a] + 1 + r.IntN(dims[a]-p.starts[a])
+			if r.IntN(3) == 0 {
+				p.starts[a], p.limits[a] = 0, dims[a] // a whole axis
+			}
+			p.strides[a] = 1
+		}
+		n := size(dims)
+		f, ints, bools := make([]float32, n), make([]int32, n), make([]bool, n)
+		for j := range n {
+			f[j], ints[j], bools[j] = float32(r.NormFloat64()), r.Int32(), r.IntN(2) == 0
+		}
+		for _, in := range []any{f, ints, bools} {
+			want, _ := run(stock, in, dims, p)
+			got, hook := run(sliceExec, in, dims, p)
+			if !hook || !slices.Equal(got, want) {
+				t.Fatalf("%T %v [%v:%v]: hook ran %v, same bytes %v", in, dims, p.starts, p.limits, hook, slices.Equal(got, want))
+			}
+		}
+	}
+	p := params{[]int{0, 1}, []int{4, 7}, []int{1, 2}}
+	in := make([]float32, 4*7)
+	for j := range in {
+		in[j] = float32(j)
+	}
+	want, _ := run(stock, in, []int{4, 7}, p)
+	got, hook := run(sliceExec, in, []int{4, 7}, p)
+	if hook || !slices.Equal(got, want) {
+		t.Errorf("strided slice: hook ran %v, same bytes %v", hook, slices.Equal(got, want))
+	}
+}

@@ -125,6 +125,40 @@ func unaryExec(opType backends.OpType, f func(dst, x []float32)) nodeExecutor {
 	}
 }
 
+// convertBoolExec is ConvertDType from bool to float32 (a one-hot mask over
+// the vocabulary, 1 or 0 as SimpleGo writes them) split over the cores;
+// other conversions go to the executor before it.
+func convertBoolExec(b *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, owned []bool) (*simplego.Buffer, error) {
+	stock := fastOpsStock[backends.OpTypeConvertDType]
+	if len(inputs) != 1 || fastOpsErr.Load() != nil {
+		return stock(b, node, inputs, owned)
+	}
+	outShape := nodeShape(node)
+	s, err := b.BufferShape(inputs[0])
+	if err != nil || s.DType != dtypes.Bool || outShape.DType != dtypes.Float32 || s.Size() != outShape.Size() {
+		return stock(b, node, inputs, owned)
+	}
+	flat, err := b.BufferData(inputs[0])
+	src, ok := flat.([]bool)
+	if err != nil || !ok || len(src) != s.Size() {
+		return stock(b, node, inputs, owned)
+	}
+	out, o, ok := f32Output(b, outShape)
+	if !ok {
+		return stock(b, node, inputs, owned)
+	}
+	parallelFor(len(o), len(o), 64, func(lo, hi int) {
+		for i, v := range src[lo:hi] {
+			o[lo+i] = 0
+			if v {
+				o[lo+i] = 1
+			}
+		}
+	})
+	fastOpsCalls.Add(1)
+	return out, nil
+}
+
 // whereExec is Where with a bool condition of the output's shape and
 // float32 branches of the output's shape or scalars (SimpleGo's own
 // cases, less a scalar condition, which stays with SimpleGo).

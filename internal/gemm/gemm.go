@@ -171,6 +171,12 @@ func Gemm(batch, m, n, k int, a, b Mat, c []float32) {
 		}
 		return
 	}
+	if useNarrow(kern, m, n, a) {
+		for bi := 0; bi < batch; bi++ {
+			narrowOne(kern, nt, m, n, k, a, b, bi, c[bi*m*n:(bi+1)*m*n])
+		}
+		return
+	}
 	flops := 2 * float64(batch) * float64(m) * float64(n) * float64(k)
 	if nt <= 1 || flops < parallelMinFlops {
 		ws := getWork()

@@ -16,7 +16,8 @@ func RowClass(m int) int {
 	switch {
 	case k.dot == nil || m > dotMaxRows:
 		// Packed GEMM for every B (the dot path needs a transposed B and
-		// few rows; without dot kernels nothing else takes a product).
+		// few rows; without dot kernels nothing else takes a product), or
+		// the narrow path, which sums as the packed one does.
 		return 2
 	case k.strided != nil && m >= stridedFrom(k):
 		// A transposed float32 B goes to the strided kernels, a transposed
