@@ -85,7 +85,7 @@ func TestNarrowTaken(t *testing.T) {
 	}{
 		{33, 16, rowMajor, true},
 		{3164, kern.stridedNR, rowMajor, true},
-		{32, 16, rowMajor, false},                  // the few-row paths' (RowClass)
+		{32, 16, rowMajor, false},                   // the few-row paths' (RowClass)
 		{3164, kern.stridedNR + 1, rowMajor, false}, // more than one panel
 		{3164, 16, Mat{RS: 1, CS: 3164}, false},     // A's rows not contiguous
 	} {
