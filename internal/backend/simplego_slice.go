@@ -5,6 +5,7 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
@@ -24,6 +25,11 @@ func sliceExec(b *simplego.Backend, node *simplego.Node, inputs []*simplego.Buff
 	outShape := nodeShape(node)
 	inShape, err := b.BufferShape(inputs[0])
 	if !ok || err != nil || inShape.DType != outShape.DType || inShape.Rank() != outShape.Rank() || len(starts) != inShape.Rank() || inShape.Rank() == 0 {
+		return stock(b, node, inputs, owned)
+	}
+	switch inShape.DType {
+	case dtypes.Float32, dtypes.Int32, dtypes.Bool:
+	default:
 		return stock(b, node, inputs, owned)
 	}
 	for a, s := range starts {
