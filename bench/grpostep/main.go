@@ -516,7 +516,8 @@ func decodeConfig(v variant, n int) model.GenerateConfig {
 // decodeStep returns the median time of one decode step at batch
 // prompts·g and the process CPU seconds it took (all threads): Generate
 // with newTokens forced tokens minus Generate with 1 (the same prefill),
-// divided by newTokens−1.
+// divided by newTokens−1 (where that difference is not positive, the
+// longer Generate divided by newTokens).
 func decodeStep(m *model.Model, v variant, profile string) (wall, cpu float64, err error) {
 	prompts := decodePrompts(m, v)
 	gen := func(n int) (float64, float64, error) {
@@ -542,8 +543,15 @@ func decodeStep(m *model.Model, v variant, profile string) (wall, cpu float64, e
 		if err != nil {
 			return 0, 0, err
 		}
-		walls = append(walls, (long-short)/float64(v.newTokens-1))
-		cpus = append(cpus, (longCPU-shortCPU)/float64(v.newTokens-1))
+		wall, cpu := (long-short)/float64(v.newTokens-1), (longCPU-shortCPU)/float64(v.newTokens-1)
+		if wall <= 0 || cpu <= 0 {
+			// The steps are lost in the noise of the two runs (a tiny
+			// model on a busy machine): the long run's time per token
+			// bounds a step from above.
+			wall, cpu = long/float64(v.newTokens), longCPU/float64(v.newTokens)
+		}
+		walls = append(walls, wall)
+		cpus = append(cpus, cpu)
 	}
 	return median(walls), median(cpus), nil
 }
