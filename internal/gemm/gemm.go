@@ -238,9 +238,7 @@ func one(kern *kernel, ws *work, nt, m, n, k int, a, b Mat, bi int, c []float32)
 	mr, nr := kern.mr, kern.nr
 	aOff, bOff := a.start(bi), b.start(bi)
 	panelsM := (m + mr - 1) / mr
-	// Even K blocks: a short last block wastes a whole pass over C.
-	nkb := (k + kcMax - 1) / kcMax
-	kc := (k + nkb - 1) / nkb
+	kc := depthBlock(k)
 	if nt > 1 && 2*float64(m)*float64(n)*float64(k) < parallelMinFlops {
 		nt = 1
 	}
@@ -295,6 +293,15 @@ func one(kern *kernel, ws *work, nt, m, n, k int, a, b Mat, bi int, c []float32)
 			})
 		}
 	}
+}
+
+// depthBlock is the depth of the k blocks a product of depth k is summed
+// in (the last may be shorter): even blocks of at most kcMax, since a short
+// last block wastes a whole pass over C. It fixes each output's summation
+// order, so every path that keeps the packed path's bits uses it.
+func depthBlock(k int) int {
+	nkb := (k + kcMax - 1) / kcMax
+	return (k + nkb - 1) / nkb
 }
 
 // runSplit splits [0, count) into nt contiguous ranges and runs f on each.

@@ -21,12 +21,11 @@ func useNarrow(kern *kernel, m, n int, a Mat) bool {
 }
 
 // narrowOne computes C = A[bi]·B[bi] on nt goroutines, splitting A's row
-// tiles; the k blocks are the packed path's (one's).
+// tiles; the k blocks are the packed path's (depthBlock).
 func narrowOne(kern *kernel, nt, m, n, k int, a, b Mat, bi int, c []float32) {
 	aOff, bOff := a.start(bi), b.start(bi)
 	nr := kern.stridedNR
-	nkb := (k + kcMax - 1) / kcMax
-	kc := (k + nkb - 1) / nkb
+	kc := depthBlock(k)
 	ws := getWork()
 	defer putWork(ws)
 	// B as k×nr, zero-padded past its n columns: row p of the panel is at
