@@ -67,23 +67,26 @@ func rowScatter(data any) bool {
 		return false
 	}
 	s := v.Elem()
-	ints := func(name string) ([]int64, bool) {
-		f := s.FieldByName(name)
-		if !f.IsValid() || f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.Int {
-			return nil, false
-		}
-		out := make([]int64, f.Len())
-		for i := range out {
-			out[i] = f.Index(i).Int()
-		}
-		return out, true
-	}
 	axis := s.FieldByName("indexVectorAxis")
 	if !axis.IsValid() || axis.Kind() != reflect.Int || axis.Int() != 1 {
 		return false
 	}
-	uw, ok1 := ints("updateWindowAxes")
-	iw, ok2 := ints("insertedWindowAxes")
-	sa, ok3 := ints("scatterAxesToOperandAxes")
-	return ok1 && ok2 && ok3 && slices.Equal(uw, []int64{1}) && slices.Equal(iw, []int64{0}) && slices.Equal(sa, []int64{0})
+	uw, ok1 := intsField(s, "updateWindowAxes")
+	iw, ok2 := intsField(s, "insertedWindowAxes")
+	sa, ok3 := intsField(s, "scatterAxesToOperandAxes")
+	return ok1 && ok2 && ok3 && slices.Equal(uw, []int{1}) && slices.Equal(iw, []int{0}) && slices.Equal(sa, []int{0})
+}
+
+// intsField returns the []int field name of struct s (SimpleGo's node
+// parameters, unexported, read by reflection); false if there is none.
+func intsField(s reflect.Value, name string) ([]int, bool) {
+	f := s.FieldByName(name)
+	if !f.IsValid() || f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.Int {
+		return nil, false
+	}
+	out := make([]int, f.Len())
+	for i := range out {
+		out[i] = int(f.Index(i).Int())
+	}
+	return out, true
 }

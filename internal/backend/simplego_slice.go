@@ -73,20 +73,8 @@ func unitSlice(data any) ([]int, bool) {
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
 		return nil, false
 	}
-	s := v.Elem()
-	ints := func(name string) ([]int, bool) {
-		f := s.FieldByName(name)
-		if !f.IsValid() || f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.Int {
-			return nil, false
-		}
-		out := make([]int, f.Len())
-		for i := range out {
-			out[i] = int(f.Index(i).Int())
-		}
-		return out, true
-	}
-	starts, ok1 := ints("starts")
-	strides, ok2 := ints("strides")
+	starts, ok1 := intsField(v.Elem(), "starts")
+	strides, ok2 := intsField(v.Elem(), "strides")
 	if !ok1 || !ok2 || len(strides) != len(starts) {
 		return nil, false
 	}
